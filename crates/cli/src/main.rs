@@ -1,0 +1,42 @@
+//! The `sift` command: a thin front end over sift's libraries.
+//!
+//! Without a subcommand `sift` behaves like tcpdump (`-r`, `-w`, `-c`…); subcommands hold what
+//! tcpdump has no flag for. Each mode lives in its own module; this file only parses and
+//! dispatches, and turns errors into tcpdump's exit status 1.
+#![forbid(unsafe_code)]
+
+mod bpf_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "sift", version, about = "sift: a packet-filter toolkit")]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Classic BPF programs by hand: check, run, assemble, disassemble.
+    #[command(subcommand)]
+    Bpf(bpf_cmd::BpfCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
+        None => Ok(ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("sift: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! Placeholder.
+#![deny(unsafe_code)]

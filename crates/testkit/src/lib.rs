@@ -1,0 +1,103 @@
+//! Test support shared by sift's crates.
+//!
+//! Two policies live here so that every test applies them the same way:
+//!
+//! * **Oracles.** Differential tests compare sift with the real thing (tcpdump, editcap, the system
+//!   libpcap, the kernel). On a developer machine an oracle may be missing; the test then prints
+//!   why it skipped. CI sets `SIFT_REQUIRE_ORACLES=1`, and a missing oracle becomes a failure, so
+//!   a differential test can never pass vacuously there.
+//! * **Golden files.** Expected output is kept in text files beside the input. A mismatch fails
+//!   with both texts; `BLESS=1` rewrites the expectation instead.
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Whether missing oracles are failures (`SIFT_REQUIRE_ORACLES=1`, set by `.ci/run`).
+pub fn oracles_required() -> bool {
+    std::env::var("SIFT_REQUIRE_ORACLES").is_ok_and(|v| v == "1")
+}
+
+/// Reports that an oracle is missing: panics when oracles are required, otherwise prints the
+/// reason and returns `None` so the caller can skip.
+pub fn oracle_missing<T>(what: &str, reason: impl std::fmt::Display) -> Option<T> {
+    if oracles_required() {
+        panic!("oracle {what} is required (SIFT_REQUIRE_ORACLES=1) but unavailable: {reason}");
+    }
+    eprintln!("SKIP: oracle {what} unavailable: {reason}");
+    None
+}
+
+/// Unwraps an oracle that may fail to load, applying the skip/require policy.
+pub fn oracle<T, E: std::fmt::Display>(what: &str, loaded: Result<T, E>) -> Option<T> {
+    match loaded {
+        Ok(v) => Some(v),
+        Err(e) => oracle_missing(what, e),
+    }
+}
+
+/// Finds an external program (tcpdump, editcap, capinfos, tshark…) on `PATH`, applying the
+/// skip/require policy when it is missing.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path).chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")]) {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+    }
+    oracle_missing(name, "not found on PATH")
+}
+
+/// Whether this process runs as root (needed for namespaces, `bpf(2)` and raw sockets).
+pub fn is_root() -> bool {
+    // /proc/self/status has "Uid:\treal\teffective…"; avoids a libc dependency here.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
+        .unwrap_or(false)
+}
+
+/// The workspace root (the directory holding the top `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors().nth(2).expect("crates/testkit sits two levels below the root").to_path_buf()
+}
+
+/// `../shared` beside the checkout, where the libpcap corpus and notes live.
+pub fn shared_dir() -> PathBuf {
+    workspace_root().join("..").join("shared")
+}
+
+/// The libpcap corpus directory (`../shared/corpus/libpcap`), applying the skip/require policy
+/// when it is missing.
+pub fn libpcap_corpus() -> Option<PathBuf> {
+    let dir = shared_dir().join("corpus").join("libpcap");
+    if dir.is_dir() { Some(dir) } else { oracle_missing("libpcap corpus", format!("{} is missing", dir.display())) }
+}
+
+/// Compares `actual` with the golden file at `path`; with `BLESS=1` rewrites the file instead.
+///
+/// Panics with both texts when they differ, naming `BLESS=1` as the way to accept the change.
+pub fn golden(path: &Path, actual: &str) {
+    if std::env::var("BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(path, actual).unwrap_or_else(|e| panic!("cannot bless {}: {e}", path.display()));
+        return;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_default();
+    if expected != actual {
+        let mut report = String::new();
+        for (i, (e, a)) in expected.lines().zip(actual.lines()).enumerate() {
+            if e != a {
+                report = format!("first difference at line {}:\n  expected: {e}\n  actual:   {a}\n", i + 1);
+                break;
+            }
+        }
+        panic!(
+            "golden mismatch for {}\n{report}--- expected ({} lines)\n{expected}\n--- actual ({} lines)\n{actual}\n\
+             re-run with BLESS=1 to accept the actual output",
+            path.display(),
+            expected.lines().count(),
+            actual.lines().count()
+        );
+    }
+}
