@@ -6,6 +6,8 @@
 #![forbid(unsafe_code)]
 
 mod bpf_cmd;
+mod dump;
+mod timefmt;
 
 use std::process::ExitCode;
 
@@ -17,6 +19,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    dump: dump::DumpArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,7 +34,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
-        None => Ok(ExitCode::SUCCESS),
+        None => dump::run(cli.dump),
     };
     match result {
         Ok(code) => code,

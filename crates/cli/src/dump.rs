@@ -1,0 +1,266 @@
+//! The tcpdump-like default mode: read a capture, then write or print its packets.
+//!
+//! `sift -r FILE [-w OUT] [-c N] [--pcapng] [--time-stamp-precision=nano]` copies packets as
+//! `tcpdump -r FILE -w OUT` does (same packets, bytes, timestamps, link type and snaplen in the
+//! header), and can write pcapng, which tcpdump cannot. Without `-w` it prints one line per
+//! packet. Damage in the input stops the read with an error naming the file and byte offset,
+//! after every intact packet before it has been written and the output flushed.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use sift_pcap::{Interface, Packet, PcapWriter, PcapngWriter, Precision, TsResolution, linktype};
+
+/// Options of the default mode.
+#[derive(Debug, clap::Args)]
+pub struct DumpArgs {
+    /// Read packets from FILE (`-` for standard input).
+    #[arg(short = 'r', value_name = "FILE")]
+    pub read: Option<PathBuf>,
+    /// Write packets to FILE (`-` for standard output) instead of printing them.
+    #[arg(short = 'w', value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// Stop after COUNT packets.
+    #[arg(short = 'c', value_name = "COUNT")]
+    pub count: Option<u64>,
+    /// Write pcapng instead of pcap.
+    #[arg(long = "pcapng")]
+    pub pcapng: bool,
+    /// Timestamp precision for written files and printed times: micro (default) or nano.
+    #[arg(long = "time-stamp-precision", value_name = "micro|nano", value_parser = ["micro", "nano"])]
+    pub precision: Option<String>,
+    /// Shorthand for --time-stamp-precision=nano.
+    #[arg(long = "nano", hide = true)]
+    pub nano: bool,
+    /// A filter expression (pcap-filter syntax).
+    #[arg(value_name = "EXPRESSION", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub expression: Vec<String>,
+}
+
+impl DumpArgs {
+    fn precision(&self) -> Option<Precision> {
+        if self.nano {
+            return Some(Precision::Nano);
+        }
+        match self.precision.as_deref() {
+            Some("nano") => Some(Precision::Nano),
+            Some(_) => Some(Precision::Micro),
+            None => None,
+        }
+    }
+}
+
+/// Where packets go.
+enum Sink {
+    Pcap {
+        writer: PcapWriter<Box<dyn Write>>,
+        link_type: u16,
+    },
+    Pcapng {
+        writer: PcapngWriter<Box<dyn Write>>,
+        /// How many of the reader's interfaces have an IDB in the output.
+        described: usize,
+        /// Packets seen per interface, written into the statistics blocks.
+        received: Vec<u64>,
+        /// Forced timestamp resolution (`--time-stamp-precision`), else each interface's own.
+        resolution: Option<TsResolution>,
+    },
+    Print {
+        out: io::BufWriter<io::Stdout>,
+        nano: bool,
+    },
+}
+
+/// Runs the default mode.
+pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
+    if !args.expression.is_empty() {
+        bail!(
+            "filter expressions are not supported by sift yet (got '{}'); \
+             this build can only copy or print whole captures",
+            args.expression.join(" ")
+        );
+    }
+    let Some(input) = args.read.clone() else {
+        bail!("no input: give a capture file with -r FILE (live capture is not supported yet)");
+    };
+    let shown = input.display().to_string();
+    let mut reader = sift_pcap::open(&input).with_context(|| format!("{shown}"))?;
+    let precision = args.precision();
+
+    if let Some(first) = reader.interfaces().first() {
+        eprintln!(
+            "reading from file {shown}, link-type {} ({}), snapshot length {}",
+            linktype::display(first.link_type),
+            linktype::description(first.link_type).unwrap_or("unknown"),
+            first.snaplen
+        );
+    } else {
+        eprintln!("reading from file {shown}, pcapng");
+    }
+
+    let mut sink: Option<Sink> = None;
+    let mut copied: u64 = 0;
+    let limit = args.count.unwrap_or(u64::MAX);
+    // The loop ends at the end of the input, at the count, or at the first error; in every case
+    // what was written so far is flushed below before the error is reported.
+    let outcome: anyhow::Result<()> = loop {
+        if copied >= limit {
+            break Ok(());
+        }
+        let (packet, interfaces) = match reader.next_with_interfaces() {
+            Ok(Some(next)) => next,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(anyhow::Error::new(e).context(shown.clone())),
+        };
+        if sink.is_none() {
+            match open_sink(&args, precision, &interfaces[packet.interface as usize]) {
+                Ok(s) => sink = Some(s),
+                Err(e) => break Err(e),
+            }
+        }
+        let Some(s) = sink.as_mut() else { unreachable!("opened above") };
+        if let Err(e) = emit(s, &packet, interfaces) {
+            break Err(e.context(format!(
+                "{shown}: packet {} (byte {})",
+                copied + 1,
+                packet.offset
+            )));
+        }
+        copied += 1;
+    };
+    // A capture with no packets still gets a valid output file, as with tcpdump.
+    if sink.is_none() && args.write.is_some() {
+        let first = reader.interfaces().first().cloned();
+        let fallback =
+            first.unwrap_or_else(|| Interface::new(1, sift_pcap::MAX_CAPLEN, TsResolution::MICRO));
+        sink = Some(open_sink(&args, precision, &fallback)?);
+    }
+    let finished = sink.map(finish).unwrap_or(Ok(()));
+    let clipped = reader.clipped_records();
+    if let Some(first) = clipped.first_offset {
+        eprintln!(
+            "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
+             (first at byte {first}); delivered cut to the snapshot length, as libpcap does",
+            clipped.count
+        );
+    }
+    for result in [outcome, finished.context("writing output")] {
+        if let Err(e) = result {
+            if is_broken_pipe(&e) {
+                return Ok(ExitCode::SUCCESS);
+            }
+            return Err(e);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<sift_pcap::WriteError>()
+                .is_some_and(|w| matches!(w, sift_pcap::WriteError::Io(io) if io.kind() == io::ErrorKind::BrokenPipe))
+    })
+}
+
+fn open_output(path: &PathBuf) -> anyhow::Result<Box<dyn Write>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdout()));
+    }
+    let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+    Ok(Box::new(file))
+}
+
+fn open_sink(
+    args: &DumpArgs,
+    precision: Option<Precision>,
+    first: &Interface,
+) -> anyhow::Result<Sink> {
+    let Some(path) = &args.write else {
+        let nano = precision == Some(Precision::Nano);
+        return Ok(Sink::Print { out: io::BufWriter::with_capacity(1 << 16, io::stdout()), nano });
+    };
+    let out = open_output(path)?;
+    if args.pcapng {
+        let writer = PcapngWriter::new(out)?;
+        let resolution = precision.map(Precision::resolution);
+        return Ok(Sink::Pcapng { writer, described: 0, received: Vec::new(), resolution });
+    }
+    let snaplen = if first.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { first.snaplen };
+    let writer = PcapWriter::new(
+        out,
+        first.link_type,
+        first.link_type_ext,
+        snaplen,
+        precision.unwrap_or_default(),
+    )?;
+    Ok(Sink::Pcap { writer, link_type: first.link_type })
+}
+
+fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyhow::Result<()> {
+    match sink {
+        Sink::Pcap { writer, link_type } => {
+            if packet.link_type != *link_type {
+                bail!(
+                    "this packet has link type {} but the pcap output holds {} only; \
+                     write pcapng (--pcapng) to keep captures with several link types",
+                    linktype::display(packet.link_type),
+                    linktype::display(*link_type)
+                );
+            }
+            writer.write(packet.timestamp, packet.wire_len, packet.data)?;
+        }
+        Sink::Pcapng { writer, described, received, resolution } => {
+            // Describe every interface the reader knows, in order, so output IDs equal input
+            // indices.
+            while *described < interfaces.len() {
+                let mut iface = interfaces[*described].clone();
+                iface.ts_resolution = resolution.unwrap_or(iface.ts_resolution);
+                writer.add_interface(&iface)?;
+                *described += 1;
+                received.push(0);
+            }
+            received[packet.interface as usize] += 1;
+            writer.write(packet.interface, packet.timestamp, packet.wire_len, packet.data)?;
+        }
+        Sink::Print { out, nano } => {
+            let time = crate::timefmt::time_of_day(packet.timestamp, *nano);
+            let lt = linktype::display(packet.link_type);
+            if packet.data.len() as u64 == u64::from(packet.wire_len) {
+                writeln!(out, "{time} {lt}, length {}", packet.wire_len)?;
+            } else {
+                writeln!(
+                    out,
+                    "{time} {lt}, length {} (captured {})",
+                    packet.wire_len,
+                    packet.data.len()
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn finish(sink: Sink) -> anyhow::Result<()> {
+    match sink {
+        Sink::Pcap { writer, .. } => {
+            writer.finish()?.flush()?;
+        }
+        Sink::Pcapng { mut writer, received, .. } => {
+            for (id, n) in received.iter().enumerate() {
+                let stats = sift_pcap::InterfaceStats {
+                    received: Some(*n),
+                    filter_accepted: Some(*n),
+                    ..Default::default()
+                };
+                writer.set_stats(id as u32, stats)?;
+            }
+            writer.finish()?.flush()?;
+        }
+        Sink::Print { mut out, .. } => out.flush()?,
+    }
+    Ok(())
+}

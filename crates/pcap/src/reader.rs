@@ -1,0 +1,347 @@
+//! The reader: one parser over two ways of getting bytes.
+//!
+//! [`open`] memory-maps a regular file, so the whole file is one slice and packets borrow it
+//! directly. Anything that cannot be mapped (a pipe, standard input with `-`) goes through the
+//! streaming source: a buffer refilled from the [`Read`]er, which only ever moves forward. Both
+//! answer the same question, "give me `len` bytes at `offset`", so the pcap and pcapng parsers
+//! above them do not know which one they run on.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use crate::error::{Error, ErrorKind};
+use crate::pcap;
+use crate::pcapng::{self, NgState};
+use crate::types::{Interface, Packet, Precision, Timestamp};
+
+/// Where the packet bytes of the current record are and what they mean.
+pub(crate) struct PacketLoc {
+    pub data_offset: u64,
+    pub caplen: u32,
+    pub wire_len: u32,
+    pub timestamp: Timestamp,
+    pub interface: u32,
+    pub record_offset: u64,
+    /// The record held more bytes than the snaplen; only `caplen` of them are delivered.
+    pub clipped: bool,
+}
+
+/// The bytes of a capture, either all at once or as a forward-only stream.
+pub(crate) enum Source {
+    Whole(Whole),
+    Stream(Stream),
+}
+
+pub(crate) enum Whole {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Whole {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Whole::Mapped(m) => m,
+            Whole::Owned(v) => v,
+        }
+    }
+}
+
+pub(crate) struct Stream {
+    inner: Box<dyn Read + Send>,
+    buf: Vec<u8>,
+    /// `buf[start..]` holds the file's bytes from offset `base` on.
+    start: usize,
+    base: u64,
+    eof: bool,
+}
+
+const STREAM_CHUNK: usize = 1 << 20;
+
+impl Source {
+    /// Up to `len` bytes at `offset`: fewer only where the input ends. For a stream, `offset`
+    /// must not go backwards past bytes already released.
+    pub(crate) fn peek(&mut self, offset: u64, len: usize) -> io::Result<&[u8]> {
+        match self {
+            Source::Whole(w) => {
+                let bytes = w.bytes();
+                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(bytes.len());
+                let end = start.saturating_add(len).min(bytes.len());
+                Ok(&bytes[start..end])
+            }
+            Source::Stream(s) => s.peek(offset, len),
+        }
+    }
+}
+
+impl Stream {
+    fn peek(&mut self, offset: u64, len: usize) -> io::Result<&[u8]> {
+        // Release what lies before `offset`: the parser never looks back.
+        let skip = offset.saturating_sub(self.base);
+        let held = (self.buf.len() - self.start) as u64;
+        if skip >= held {
+            self.base += held;
+            self.start = 0;
+            self.buf.clear();
+            // Bytes between the held data and `offset` are read and dropped.
+            let mut to_skip = skip - held;
+            while to_skip > 0 && !self.eof {
+                let mut sink = [0u8; 8192];
+                let want = to_skip.min(sink.len() as u64) as usize;
+                let n = read_some(&mut self.inner, &mut sink[..want])?;
+                if n == 0 {
+                    self.eof = true;
+                }
+                to_skip -= n as u64;
+                self.base += n as u64;
+            }
+        } else {
+            self.start += skip as usize;
+            self.base += skip;
+        }
+        // Fill until `len` bytes are held or the input ends.
+        while self.buf.len() - self.start < len && !self.eof {
+            if self.start > 0 && self.start >= self.buf.len() / 2 {
+                self.buf.drain(..self.start);
+                self.start = 0;
+            }
+            let old = self.buf.len();
+            let want = (len - (old - self.start)).max(STREAM_CHUNK);
+            self.buf.resize(old + want, 0);
+            let n = read_some(&mut self.inner, &mut self.buf[old..])?;
+            self.buf.truncate(old + n);
+            if n == 0 {
+                self.eof = true;
+            }
+        }
+        let end = self.buf.len().min(self.start + len);
+        Ok(&self.buf[self.start..end])
+    }
+}
+
+fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match r.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// The format of an open capture file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Classic pcap.
+    Pcap {
+        /// Timestamp precision (from the magic number).
+        precision: Precision,
+        /// Whether the file's fields are big-endian.
+        big_endian: bool,
+        /// `(major, minor)` version.
+        version: (u16, u16),
+    },
+    /// pcapng (the byte order may change from section to section).
+    Pcapng,
+}
+
+enum State {
+    Pcap { big_endian: bool, precision: Precision },
+    Pcapng(NgState),
+}
+
+/// A capture-file reader over a mapped file or a stream; see the crate documentation.
+pub struct Reader {
+    source: Source,
+    format: Format,
+    state: State,
+    interfaces: Vec<Interface>,
+    pos: u64,
+    done: bool,
+    clipped: ClippedRecords,
+}
+
+/// Records that held more bytes than their snaplen and were cut to it (as libpcap does).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClippedRecords {
+    /// How many records were cut.
+    pub count: u64,
+    /// Byte offset of the first one.
+    pub first_offset: Option<u64>,
+}
+
+/// Opens a capture file: `-` reads standard input; regular files are memory-mapped, anything
+/// else is streamed.
+pub fn open(path: &Path) -> Result<Reader, Error> {
+    if path.as_os_str() == "-" {
+        return Reader::from_read(Box::new(io::stdin()));
+    }
+    let io_err = |e| Error { offset: 0, kind: ErrorKind::Io(e) };
+    let file = File::open(path).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    if meta.is_file() {
+        if meta.len() == 0 {
+            return Err(Error { offset: 0, kind: ErrorKind::Empty });
+        }
+        if let Some(map) = map_file(&file) {
+            return Reader::from_source(Source::Whole(Whole::Mapped(map)));
+        }
+    }
+    Reader::from_read(Box::new(file))
+}
+
+/// Maps a regular file read-only; `None` when the system refuses, so the caller streams instead.
+#[allow(unsafe_code)]
+fn map_file(file: &File) -> Option<memmap2::Mmap> {
+    // SAFETY: the map is read-only and private to this process. If another process truncates
+    // the file while we read it, accesses past the new end fault (SIGBUS); this is the
+    // documented trade-off of reading capture files through mmap (ripgrep makes the same one),
+    // and no Rust-level aliasing guarantee is broken because we never create `&mut` to it.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // Sequential access: let the kernel read ahead aggressively. A failed hint is harmless.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+impl Reader {
+    /// Reads a capture held in memory.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Reader, Error> {
+        if bytes.is_empty() {
+            return Err(Error { offset: 0, kind: ErrorKind::Empty });
+        }
+        Reader::from_source(Source::Whole(Whole::Owned(bytes)))
+    }
+
+    /// Reads a capture from a stream (a pipe, a socket, standard input).
+    pub fn from_read(inner: Box<dyn Read + Send>) -> Result<Reader, Error> {
+        let stream = Stream { inner, buf: Vec::new(), start: 0, base: 0, eof: false };
+        Reader::from_source(Source::Stream(stream))
+    }
+
+    fn from_source(mut source: Source) -> Result<Reader, Error> {
+        let head = source.peek(0, 4).map_err(|e| Error { offset: 0, kind: ErrorKind::Io(e) })?;
+        if head.is_empty() {
+            return Err(Error { offset: 0, kind: ErrorKind::Empty });
+        }
+        if head.len() < 4 {
+            let kind = ErrorKind::TruncatedFileHeader { needed: 4, available: head.len() as u64 };
+            return Err(Error { offset: 0, kind });
+        }
+        let magic = [head[0], head[1], head[2], head[3]];
+        if let Some((big_endian, precision)) = pcap::magic(magic) {
+            let header = pcap::read_file_header(&mut source, big_endian)?;
+            let mut iface =
+                Interface::new(header.link_type, header.snaplen, precision.resolution());
+            iface.link_type_ext = header.link_type_ext;
+            return Ok(Reader {
+                source,
+                format: Format::Pcap { precision, big_endian, version: header.version },
+                state: State::Pcap { big_endian, precision },
+                interfaces: vec![iface],
+                pos: pcap::FILE_HEADER_LEN,
+                done: false,
+                clipped: ClippedRecords::default(),
+            });
+        }
+        if u32::from_le_bytes(magic) == pcapng::SHB_TYPE {
+            let mut state = NgState::default();
+            // The first block must be a section header; read it now so that a file that is
+            // not pcapng after all fails at open, like libpcap.
+            let pos = pcapng::read_first_section(&mut source, &mut state)?;
+            return Ok(Reader {
+                source,
+                format: Format::Pcapng,
+                state: State::Pcapng(state),
+                interfaces: Vec::new(),
+                pos,
+                done: false,
+                clipped: ClippedRecords::default(),
+            });
+        }
+        Err(Error { offset: 0, kind: ErrorKind::BadMagic(u32::from_be_bytes(magic)) })
+    }
+
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The interfaces described so far (a pcapng file may describe more as reading goes on).
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// Records cut to their snaplen so far (libpcap does the same silently; callers should warn).
+    pub fn clipped_records(&self) -> ClippedRecords {
+        self.clipped
+    }
+
+    /// The byte offset of the next record to read.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// The next packet, `Ok(None)` at the clean end of the file, or the error that ends the
+    /// read. After an error, or at the end, every further call returns `Ok(None)`.
+    pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>, Error> {
+        Ok(self.next_with_interfaces()?.map(|(p, _)| p))
+    }
+
+    /// Like [`next_packet`](Self::next_packet), also returning the interfaces known so far
+    /// (which include the packet's), for callers that must describe them while holding it.
+    pub fn next_with_interfaces(&mut self) -> Result<Option<(Packet<'_>, &[Interface])>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let located = match &mut self.state {
+            State::Pcap { big_endian, precision } => {
+                let snaplen = self.interfaces[0].snaplen;
+                pcap::next_record(&mut self.source, self.pos, *big_endian, *precision, snaplen)
+            }
+            State::Pcapng(ng) => {
+                pcapng::next_packet(&mut self.source, self.pos, ng, &mut self.interfaces)
+            }
+        };
+        let loc = match located {
+            Ok(Some((loc, next))) => {
+                self.pos = next;
+                if loc.clipped {
+                    self.clipped.count += 1;
+                    self.clipped.first_offset.get_or_insert(loc.record_offset);
+                }
+                loc
+            }
+            Ok(None) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        let data = match self.source.peek(loc.data_offset, loc.caplen as usize) {
+            Ok(d) if d.len() == loc.caplen as usize => d,
+            // The parsers checked that the bytes are there; a short read here means the
+            // stream changed under us, reported as the I/O problem it is.
+            Ok(_) => {
+                self.done = true;
+                let e = io::Error::new(io::ErrorKind::UnexpectedEof, "input shrank while reading");
+                return Err(Error { offset: loc.record_offset, kind: ErrorKind::Io(e) });
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(Error { offset: loc.record_offset, kind: ErrorKind::Io(e) });
+            }
+        };
+        let link_type = self.interfaces[loc.interface as usize].link_type;
+        let packet = Packet {
+            timestamp: loc.timestamp,
+            wire_len: loc.wire_len,
+            data,
+            interface: loc.interface,
+            link_type,
+            offset: loc.record_offset,
+        };
+        Ok(Some((packet, &self.interfaces)))
+    }
+}

@@ -1,0 +1,271 @@
+//! Writers for pcap and pcapng, buffered.
+//!
+//! Both write little-endian files. [`PcapWriter`] writes the 24-byte header at creation, then
+//! one record per packet. [`PcapngWriter`] writes a Section Header Block at creation, an
+//! Interface Description Block each time [`PcapngWriter::add_interface`] is called (so
+//! interfaces can appear mid-stream, before their first packet), Enhanced Packet Blocks, and at
+//! [`PcapngWriter::finish`] an Interface Statistics Block per interface.
+
+use std::io::{self, BufWriter, Write};
+
+use crate::pcap::{MAGIC_MICRO, MAGIC_NANO};
+use crate::pcapng::{BYTE_ORDER_MAGIC, EPB_TYPE, IDB_TYPE, ISB_TYPE, SHB_TYPE};
+use crate::types::{Interface, InterfaceStats, Precision, Timestamp, TsResolution};
+
+const BUFFER: usize = 1 << 20;
+
+/// A write failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The underlying writer failed.
+    #[error("write error: {0}")]
+    Io(#[from] io::Error),
+    /// A timestamp the output format cannot hold (pcap seconds are 32 bits).
+    #[error("timestamp {secs}.{nanos:09} does not fit in a {format} file")]
+    TimestampRange {
+        /// Seconds.
+        secs: u64,
+        /// Nanoseconds.
+        nanos: u32,
+        /// The output format.
+        format: &'static str,
+    },
+    /// A packet longer than 4 GiB.
+    #[error("packet of {0} bytes is too long to write")]
+    TooLong(usize),
+    /// A packet for an interface that was never added.
+    #[error("no interface {0} was added to the pcapng writer")]
+    UnknownInterface(u32),
+}
+
+/// Writes a classic pcap file.
+pub struct PcapWriter<W: Write> {
+    out: BufWriter<W>,
+    precision: Precision,
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Writes the file header: `link_type` plus the upper link-type bits `link_type_ext` (FCS
+    /// information, as read from a pcap file), the snapshot length and the timestamp precision.
+    pub fn new(
+        inner: W,
+        link_type: u16,
+        link_type_ext: u32,
+        snaplen: u32,
+        precision: Precision,
+    ) -> io::Result<Self> {
+        let mut out = BufWriter::with_capacity(BUFFER, inner);
+        let magic = match precision {
+            Precision::Micro => MAGIC_MICRO,
+            Precision::Nano => MAGIC_NANO,
+        };
+        let mut h = [0u8; 24];
+        h[0..4].copy_from_slice(&magic.to_le_bytes());
+        h[4..6].copy_from_slice(&2u16.to_le_bytes());
+        h[6..8].copy_from_slice(&4u16.to_le_bytes());
+        // thiszone and sigfigs stay 0.
+        h[16..20].copy_from_slice(&snaplen.to_le_bytes());
+        h[20..24]
+            .copy_from_slice(&(u32::from(link_type) | (link_type_ext & 0xffff_0000)).to_le_bytes());
+        out.write_all(&h)?;
+        Ok(PcapWriter { out, precision })
+    }
+
+    /// Appends one packet: its timestamp, wire length and captured bytes.
+    pub fn write(&mut self, ts: Timestamp, wire_len: u32, data: &[u8]) -> Result<(), WriteError> {
+        let secs = u32::try_from(ts.secs).map_err(|_| WriteError::TimestampRange {
+            secs: ts.secs,
+            nanos: ts.nanos,
+            format: "pcap",
+        })?;
+        let frac = match self.precision {
+            Precision::Micro => ts.nanos / 1000,
+            Precision::Nano => ts.nanos,
+        };
+        let caplen = u32::try_from(data.len()).map_err(|_| WriteError::TooLong(data.len()))?;
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&secs.to_le_bytes());
+        h[4..8].copy_from_slice(&frac.to_le_bytes());
+        h[8..12].copy_from_slice(&caplen.to_le_bytes());
+        h[12..16].copy_from_slice(&wire_len.to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(data)?;
+        Ok(())
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+struct NgInterface {
+    resolution: TsResolution,
+    written: u64,
+    first: Option<Timestamp>,
+    last: Option<Timestamp>,
+    stats: InterfaceStats,
+}
+
+/// Writes a pcapng file with one section.
+pub struct PcapngWriter<W: Write> {
+    out: BufWriter<W>,
+    interfaces: Vec<NgInterface>,
+    scratch: Vec<u8>,
+}
+
+fn push_option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
+    buf.extend_from_slice(&code.to_le_bytes());
+    buf.extend_from_slice(&(value.len() as u16).to_le_bytes());
+    buf.extend_from_slice(value);
+    buf.resize(buf.len().next_multiple_of(4), 0);
+}
+
+fn push_end_of_options(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(&[0, 0, 0, 0]);
+}
+
+/// Frames `body` as a block of `block_type` and writes it.
+fn write_block(out: &mut impl Write, block_type: u32, body: &[u8]) -> io::Result<()> {
+    let length = (body.len() + 12) as u32;
+    out.write_all(&block_type.to_le_bytes())?;
+    out.write_all(&length.to_le_bytes())?;
+    out.write_all(body)?;
+    out.write_all(&length.to_le_bytes())
+}
+
+impl<W: Write> PcapngWriter<W> {
+    /// Writes the Section Header Block (with `shb_userappl` naming sift).
+    pub fn new(inner: W) -> io::Result<Self> {
+        let mut out = BufWriter::with_capacity(BUFFER, inner);
+        let mut body = Vec::new();
+        body.extend_from_slice(&BYTE_ORDER_MAGIC.to_le_bytes());
+        body.extend_from_slice(&1u16.to_le_bytes());
+        body.extend_from_slice(&0u16.to_le_bytes());
+        body.extend_from_slice(&(-1i64).to_le_bytes());
+        push_option(&mut body, 4, concat!("sift ", env!("CARGO_PKG_VERSION")).as_bytes());
+        push_end_of_options(&mut body);
+        write_block(&mut out, SHB_TYPE, &body)?;
+        Ok(PcapngWriter { out, interfaces: Vec::new(), scratch: Vec::with_capacity(2048) })
+    }
+
+    /// Writes an Interface Description Block for `iface` (link type, snaplen, `if_name`,
+    /// `if_description`, `if_tsresol`) and returns the interface ID packets must name.
+    pub fn add_interface(&mut self, iface: &Interface) -> io::Result<u32> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&iface.link_type.to_le_bytes());
+        body.extend_from_slice(&0u16.to_le_bytes());
+        body.extend_from_slice(&iface.snaplen.to_le_bytes());
+        if let Some(name) = &iface.name {
+            push_option(&mut body, 2, name.as_bytes());
+        }
+        if let Some(desc) = &iface.description {
+            push_option(&mut body, 3, desc.as_bytes());
+        }
+        if iface.ts_resolution != TsResolution::MICRO {
+            push_option(&mut body, 9, &[iface.ts_resolution.option_byte()]);
+        }
+        push_end_of_options(&mut body);
+        write_block(&mut self.out, IDB_TYPE, &body)?;
+        self.interfaces.push(NgInterface {
+            resolution: iface.ts_resolution,
+            written: 0,
+            first: None,
+            last: None,
+            stats: InterfaceStats::default(),
+        });
+        Ok(self.interfaces.len() as u32 - 1)
+    }
+
+    /// Sets the counters written in the interface's statistics block at [`finish`](Self::finish).
+    /// `isb_usrdeliv` defaults to the number of packets written for the interface.
+    pub fn set_stats(&mut self, interface: u32, stats: InterfaceStats) -> Result<(), WriteError> {
+        let slot = self
+            .interfaces
+            .get_mut(interface as usize)
+            .ok_or(WriteError::UnknownInterface(interface))?;
+        slot.stats = stats;
+        Ok(())
+    }
+
+    /// Appends an Enhanced Packet Block.
+    pub fn write(
+        &mut self,
+        interface: u32,
+        ts: Timestamp,
+        wire_len: u32,
+        data: &[u8],
+    ) -> Result<(), WriteError> {
+        let slot = self
+            .interfaces
+            .get_mut(interface as usize)
+            .ok_or(WriteError::UnknownInterface(interface))?;
+        let units = ts.to_units(slot.resolution).ok_or(WriteError::TimestampRange {
+            secs: ts.secs,
+            nanos: ts.nanos,
+            format: "pcapng",
+        })?;
+        let caplen = u32::try_from(data.len()).map_err(|_| WriteError::TooLong(data.len()))?;
+        let padded = data.len().next_multiple_of(4);
+        let length = u32::try_from(32 + padded).map_err(|_| WriteError::TooLong(data.len()))?;
+        let mut h = [0u8; 28];
+        h[0..4].copy_from_slice(&EPB_TYPE.to_le_bytes());
+        h[4..8].copy_from_slice(&length.to_le_bytes());
+        h[8..12].copy_from_slice(&interface.to_le_bytes());
+        h[12..16].copy_from_slice(&((units >> 32) as u32).to_le_bytes());
+        h[16..20].copy_from_slice(&(units as u32).to_le_bytes());
+        h[20..24].copy_from_slice(&caplen.to_le_bytes());
+        h[24..28].copy_from_slice(&wire_len.to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(data)?;
+        let mut tail = [0u8; 8];
+        let pad = padded - data.len();
+        tail[pad..pad + 4].copy_from_slice(&length.to_le_bytes());
+        self.out.write_all(&tail[..pad + 4])?;
+        slot.written += 1;
+        slot.first.get_or_insert(ts);
+        slot.last = Some(ts);
+        Ok(())
+    }
+
+    /// Writes an Interface Statistics Block per interface (`isb_starttime`, `isb_endtime` and
+    /// the counters), flushes and returns the inner writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        for (id, slot) in self.interfaces.iter().enumerate() {
+            let body = &mut self.scratch;
+            body.clear();
+            let end = slot.last.unwrap_or_default();
+            let units = end.to_units(slot.resolution).unwrap_or(0);
+            body.extend_from_slice(&(id as u32).to_le_bytes());
+            body.extend_from_slice(&((units >> 32) as u32).to_le_bytes());
+            body.extend_from_slice(&(units as u32).to_le_bytes());
+            let stamp = |t: Timestamp| {
+                let u = t.to_units(slot.resolution).unwrap_or(0);
+                let mut v = [0u8; 8];
+                v[..4].copy_from_slice(&((u >> 32) as u32).to_le_bytes());
+                v[4..].copy_from_slice(&(u as u32).to_le_bytes());
+                v
+            };
+            if let (Some(first), Some(last)) = (slot.first, slot.last) {
+                push_option(body, 2, &stamp(first));
+                push_option(body, 3, &stamp(last));
+            }
+            let s = slot.stats;
+            for (code, value) in [
+                (4, s.received),
+                (5, s.dropped),
+                (6, s.filter_accepted),
+                (7, s.os_dropped),
+                (8, s.delivered.or(Some(slot.written))),
+            ] {
+                if let Some(v) = value {
+                    push_option(body, code, &v.to_le_bytes());
+                }
+            }
+            push_end_of_options(body);
+            write_block(&mut self.out, ISB_TYPE, body)?;
+        }
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
