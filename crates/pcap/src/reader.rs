@@ -49,9 +49,11 @@ impl Whole {
 
 pub(crate) struct Stream {
     inner: Box<dyn Read + Send>,
+    /// Storage; `buf[start..end]` holds the file's bytes from offset `base` on, and
+    /// `buf[end..]` is spare room for the next read.
     buf: Vec<u8>,
-    /// `buf[start..]` holds the file's bytes from offset `base` on.
     start: usize,
+    end: usize,
     base: u64,
     eof: bool,
 }
@@ -75,23 +77,25 @@ impl Source {
 }
 
 impl Stream {
+    fn new(inner: Box<dyn Read + Send>) -> Self {
+        Stream { inner, buf: Vec::new(), start: 0, end: 0, base: 0, eof: false }
+    }
+
     fn peek(&mut self, offset: u64, len: usize) -> io::Result<&[u8]> {
         // Release what lies before `offset`: the parser never looks back.
         let skip = offset.saturating_sub(self.base);
-        let held = (self.buf.len() - self.start) as u64;
+        let held = (self.end - self.start) as u64;
         if skip >= held {
             self.base += held;
             self.start = 0;
-            self.buf.clear();
+            self.end = 0;
             // Bytes between the held data and `offset` are read and dropped.
             let mut to_skip = skip - held;
+            let mut sink = [0u8; 8192];
             while to_skip > 0 && !self.eof {
-                let mut sink = [0u8; 8192];
                 let want = to_skip.min(sink.len() as u64) as usize;
                 let n = read_some(&mut self.inner, &mut sink[..want])?;
-                if n == 0 {
-                    self.eof = true;
-                }
+                self.eof = n == 0;
                 to_skip -= n as u64;
                 self.base += n as u64;
             }
@@ -100,22 +104,23 @@ impl Stream {
             self.base += skip;
         }
         // Fill until `len` bytes are held or the input ends.
-        while self.buf.len() - self.start < len && !self.eof {
-            if self.start > 0 && self.start >= self.buf.len() / 2 {
-                self.buf.drain(..self.start);
+        while self.end - self.start < len && !self.eof {
+            if self.end == self.buf.len() {
+                // Out of room: move the held bytes to the front, then grow if still needed.
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
                 self.start = 0;
+                let need = len.max(STREAM_CHUNK);
+                if self.buf.len() < need {
+                    self.buf.resize(need, 0);
+                }
             }
-            let old = self.buf.len();
-            let want = (len - (old - self.start)).max(STREAM_CHUNK);
-            self.buf.resize(old + want, 0);
-            let n = read_some(&mut self.inner, &mut self.buf[old..])?;
-            self.buf.truncate(old + n);
-            if n == 0 {
-                self.eof = true;
-            }
+            let n = read_some(&mut self.inner, &mut self.buf[self.end..])?;
+            self.end += n;
+            self.eof = n == 0;
         }
-        let end = self.buf.len().min(self.start + len);
-        Ok(&self.buf[self.start..end])
+        let stop = self.end.min(self.start + len);
+        Ok(&self.buf[self.start..stop])
     }
 }
 
@@ -213,8 +218,7 @@ impl Reader {
 
     /// Reads a capture from a stream (a pipe, a socket, standard input).
     pub fn from_read(inner: Box<dyn Read + Send>) -> Result<Reader, Error> {
-        let stream = Stream { inner, buf: Vec::new(), start: 0, base: 0, eof: false };
-        Reader::from_source(Source::Stream(stream))
+        Reader::from_source(Source::Stream(Stream::new(inner)))
     }
 
     fn from_source(mut source: Source) -> Result<Reader, Error> {

@@ -27,12 +27,25 @@ impl Timestamp {
         Timestamp { secs, nanos }
     }
 
-    /// Converts to a count of `1/units_per_sec` units since the epoch, truncating what the
-    /// resolution cannot hold; `None` if it does not fit in 64 bits.
+    /// Converts to a count of `1/units_per_sec` units since the epoch; `None` if it does not fit
+    /// in 64 bits.
+    ///
+    /// When some count converts back to exactly this timestamp (as when it was read at this
+    /// resolution), that count is returned, so read → write → read is the identity even for
+    /// resolutions that do not divide a nanosecond (2^-30 s); otherwise the time is truncated.
     pub fn to_units(self, resolution: TsResolution) -> Option<u64> {
         let ups = u128::from(resolution.units_per_sec());
-        let units = u128::from(self.secs) * ups + u128::from(self.nanos) * ups / 1_000_000_000;
-        u64::try_from(units).ok()
+        let whole = u128::from(self.secs) * ups;
+        let frac = u128::from(self.nanos) * ups / 1_000_000_000;
+        let truncated = u64::try_from(whole + frac).ok()?;
+        if Timestamp::from_units(truncated, resolution) != self {
+            if let Some(up) = truncated.checked_add(1) {
+                if Timestamp::from_units(up, resolution) == self {
+                    return Some(up);
+                }
+            }
+        }
+        Some(truncated)
     }
 }
 
