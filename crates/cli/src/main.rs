@@ -7,6 +7,7 @@
 
 mod bpf_cmd;
 mod dump;
+mod gen_cmd;
 mod timefmt;
 
 use std::process::ExitCode;
@@ -28,12 +29,15 @@ enum Command {
     /// Classic BPF programs by hand: check, run, assemble, disassemble.
     #[command(subcommand)]
     Bpf(bpf_cmd::BpfCommand),
+    /// Write a deterministic, realistic capture (for benchmarks and trying filters).
+    Gen(gen_cmd::GenArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
+        Some(Command::Gen(args)) => gen_cmd::run(args),
         None => dump::run(cli.dump),
     };
     match result {

@@ -58,7 +58,10 @@ pub(crate) struct Stream {
     eof: bool,
 }
 
+/// The stream buffer starts small (many streams are tiny) and doubles up to this size, or to
+/// the largest record seen.
 const STREAM_CHUNK: usize = 1 << 20;
+const STREAM_FIRST: usize = 1 << 16;
 
 impl Source {
     /// Up to `len` bytes at `offset`: fewer only where the input ends. For a stream, `offset`
@@ -110,7 +113,7 @@ impl Stream {
                 self.buf.copy_within(self.start..self.end, 0);
                 self.end -= self.start;
                 self.start = 0;
-                let need = len.max(STREAM_CHUNK);
+                let need = len.max((self.buf.len() * 2).clamp(STREAM_FIRST, STREAM_CHUNK));
                 if self.buf.len() < need {
                     self.buf.resize(need, 0);
                 }
