@@ -1,0 +1,324 @@
+//! `sift -r IN -w OUT` against the real tools: tcpdump writes the same bytes, editcap's pcapng
+//! and nanosecond files read back identically, capinfos/tcpdump/tshark read what sift writes,
+//! and damaged inputs end with a located error after every intact packet was written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn sift() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sift"))
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_default()
+}
+
+struct Tools {
+    tcpdump: PathBuf,
+    editcap: PathBuf,
+    capinfos: PathBuf,
+    mergecap: PathBuf,
+}
+
+fn tools() -> Option<Tools> {
+    Some(Tools {
+        tcpdump: sift_testkit::tool("tcpdump")?,
+        editcap: sift_testkit::tool("editcap")?,
+        capinfos: sift_testkit::tool("capinfos")?,
+        mergecap: sift_testkit::tool("mergecap")?,
+    })
+}
+
+/// `sift gen` into `dir/name`.
+fn generate(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    let o = run(sift().arg("gen").arg("-w").arg(&path).args(args));
+    assert!(o.status.success(), "sift gen failed: {}", stderr(&o));
+    path
+}
+
+/// Copies with sift and with tcpdump (same extra flags); asserts identical exit status and
+/// identical output files; returns sift's stderr.
+fn same_as_tcpdump(t: &Tools, input: &Path, dir: &Path, extra: &[&str]) -> String {
+    let ours = dir.join("ours.out");
+    let theirs = dir.join("theirs.out");
+    let _ = std::fs::remove_file(&ours);
+    let _ = std::fs::remove_file(&theirs);
+    let a = run(sift().arg("-r").arg(input).arg("-w").arg(&ours).args(extra));
+    let b = run(Command::new(&t.tcpdump).arg("-r").arg(input).arg("-w").arg(&theirs).args(extra));
+    assert_eq!(
+        a.status.code(),
+        b.status.code(),
+        "{}: exit status; sift said {}, tcpdump said {}",
+        input.display(),
+        stderr(&a),
+        stderr(&b)
+    );
+    assert!(
+        read(&ours) == read(&theirs),
+        "{}: sift and tcpdump wrote different files ({} vs {} bytes)",
+        input.display(),
+        read(&ours).len(),
+        read(&theirs).len()
+    );
+    stderr(&a)
+}
+
+#[test]
+fn corpus_captures_copy_byte_identical_to_tcpdump() {
+    let (Some(t), Some(corpus)) = (tools(), sift_testkit::libpcap_corpus()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(corpus.join("captures")).unwrap() {
+        let path = entry.unwrap().path();
+        let err = same_as_tcpdump(&t, &path, dir.path(), &[]);
+        if err.contains("sift:") && !err.contains("warning") {
+            // Every failure names the file and the byte offset.
+            assert!(err.contains(&path.display().to_string()) && err.contains("byte "), "{err}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40);
+}
+
+#[test]
+fn generated_captures_on_every_link_type_copy_like_tcpdump() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for link in ["EN10MB", "LINUX_SLL", "LINUX_SLL2", "RAW", "NULL", "LOOP"] {
+        let input = generate(
+            dir.path(),
+            "in.pcap",
+            &["-y", link, "-c", "3000", "--truncate", "0.1", "--malformed", "0.01"],
+        );
+        same_as_tcpdump(&t, &input, dir.path(), &[]);
+        same_as_tcpdump(&t, &input, dir.path(), &["--time-stamp-precision=nano"]);
+        same_as_tcpdump(&t, &input, dir.path(), &["-c", "17"]);
+        let nano = generate(
+            dir.path(),
+            "nano.pcap",
+            &["-y", link, "-c", "500", "--time-stamp-precision", "nano"],
+        );
+        same_as_tcpdump(&t, &nano, dir.path(), &[]);
+        same_as_tcpdump(&t, &nano, dir.path(), &["--time-stamp-precision=nano"]);
+    }
+}
+
+/// Files written by editcap in other formats read back to the same packets: converting them
+/// to nanosecond pcap with sift gives the original file, byte for byte.
+#[test]
+fn editcap_pcapng_and_nsecpcap_read_back_exactly() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let original = generate(
+        dir.path(),
+        "orig.pcap",
+        &["-c", "4000", "--time-stamp-precision", "nano", "--truncate", "0.05"],
+    );
+    for format in ["pcapng", "nsecpcap", "pcap"] {
+        let converted = dir.path().join(format!("conv.{format}"));
+        let o = run(Command::new(&t.editcap).args(["-F", format]).arg(&original).arg(&converted));
+        assert!(o.status.success(), "editcap -F {format}: {}", stderr(&o));
+        let back = dir.path().join("back.pcap");
+        let o = run(sift()
+            .arg("-r")
+            .arg(&converted)
+            .arg("-w")
+            .arg(&back)
+            .arg("--time-stamp-precision=nano"));
+        assert!(o.status.success(), "{}", stderr(&o));
+        if format == "pcap" {
+            // editcap's µs file lost the nanoseconds; compare with tcpdump's reading instead.
+            same_as_tcpdump(&t, &converted, dir.path(), &["--time-stamp-precision=nano"]);
+        } else {
+            assert!(
+                read(&back) == read(&original),
+                "editcap -F {format} then sift: packets changed"
+            );
+        }
+    }
+}
+
+fn capinfos(t: &Tools, path: &Path) -> String {
+    let o = run(Command::new(&t.capinfos).arg(path));
+    assert!(o.status.success(), "capinfos cannot read {}: {}", path.display(), stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What sift writes in pcapng is read by capinfos and by tcpdump, with the same packets.
+#[test]
+fn sift_pcapng_is_read_by_capinfos_and_tcpdump() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), "in.pcap", &["-c", "2500", "--time-stamp-precision", "nano"]);
+    for (precision, resolution) in [("nano", "nanoseconds"), ("micro", "microseconds")] {
+        let ng = dir.path().join("out.pcapng");
+        let o = run(sift()
+            .arg("-r")
+            .arg(&input)
+            .arg("-w")
+            .arg(&ng)
+            .arg("--pcapng")
+            .arg(format!("--time-stamp-precision={precision}")));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let info = capinfos(&t, &ng);
+        assert!(info.contains("Wireshark/... - pcapng"), "{info}");
+        assert!(info.contains("Number of packets:   2500"), "{info}");
+        assert!(info.contains(resolution), "{info}");
+        // tcpdump converts sift's pcapng back to the same pcap it makes from the original.
+        let a = dir.path().join("a.pcap");
+        let b = dir.path().join("b.pcap");
+        let flag = format!("--time-stamp-precision={precision}");
+        assert!(
+            run(Command::new(&t.tcpdump).arg("-r").arg(&ng).arg("-w").arg(&a).arg(&flag))
+                .status
+                .success()
+        );
+        assert!(
+            run(Command::new(&t.tcpdump).arg("-r").arg(&input).arg("-w").arg(&b).arg(&flag))
+                .status
+                .success()
+        );
+        assert!(
+            read(&a) == read(&b),
+            "tcpdump reads different packets from sift's pcapng ({precision})"
+        );
+    }
+    // And what sift writes in pcap is read by capinfos.
+    let out = dir.path().join("out.pcap");
+    assert!(run(sift().arg("-r").arg(&input).arg("-w").arg(&out)).status.success());
+    assert!(capinfos(&t, &out).contains("Number of packets:   2500"));
+}
+
+/// A pcapng with two link types (made by mergecap) is copied to pcapng with both interfaces;
+/// writing it as pcap fails clearly after the packets that fit.
+#[test]
+fn mixed_link_types_keep_their_interfaces() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let eth = generate(dir.path(), "eth.pcap", &["-c", "300", "-y", "EN10MB"]);
+    let raw = generate(dir.path(), "raw.pcap", &["-c", "300", "-y", "RAW", "--seed", "2"]);
+    let merged = dir.path().join("merged.pcapng");
+    let o = run(Command::new(&t.mergecap).arg("-w").arg(&merged).arg(&eth).arg(&raw));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("out.pcapng");
+    let o = run(sift().arg("-r").arg(&merged).arg("-w").arg(&out).arg("--pcapng"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = capinfos(&t, &out);
+    assert!(info.contains("Number of interfaces in file: 2"), "{info}");
+    assert!(info.contains("Number of packets:   600"), "{info}");
+    // Same packets, interfaces and times as tshark sees in mergecap's file.
+    if let Some(tshark) = sift_testkit::tool("tshark") {
+        let fields = |p: &Path| {
+            let o = run(Command::new(&tshark).arg("-r").arg(p).args([
+                "-T",
+                "fields",
+                "-e",
+                "frame.interface_id",
+                "-e",
+                "frame.time_epoch",
+                "-e",
+                "frame.len",
+                "-e",
+                "frame.cap_len",
+                "-e",
+                "frame.encap_type",
+            ]));
+            assert!(o.status.success());
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        assert_eq!(fields(&merged), fields(&out));
+    }
+    // As pcap: a clear error naming the remedy; packets before the first RAW one are written.
+    let pcap = dir.path().join("out.pcap");
+    let o = run(sift().arg("-r").arg(&merged).arg("-w").arg(&pcap));
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("link type RAW") && err.contains("--pcapng"), "{err}");
+    let mut r = sift_pcap::open(&pcap).unwrap();
+    let mut n = 0;
+    while r.next_packet().unwrap().is_some() {
+        n += 1;
+    }
+    assert!(n > 0, "the Ethernet packets before the first RAW one are kept");
+}
+
+/// A damaged file: sift reports file and byte offset, exits 1, and has written exactly the
+/// intact packets, the same ones tcpdump writes.
+#[test]
+fn damaged_files_keep_intact_packets_like_tcpdump() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), "in.pcap", &["-c", "200"]);
+    let bytes = read(&input);
+    for cut in [30, 1000, bytes.len() / 2, bytes.len() - 3] {
+        let damaged = dir.path().join(format!("cut{cut}.pcap"));
+        std::fs::write(&damaged, &bytes[..cut]).unwrap();
+        let err = same_as_tcpdump(&t, &damaged, dir.path(), &[]);
+        assert!(
+            err.contains(&format!("{}: byte ", damaged.display()))
+                && err.contains("truncated packet"),
+            "{err}"
+        );
+    }
+    // Garbage after the header: caplen absurd.
+    let mut bad = bytes.clone();
+    bad[24 + 8..24 + 12].copy_from_slice(&0x00ff_ffffu32.to_le_bytes());
+    let damaged = dir.path().join("absurd.pcap");
+    std::fs::write(&damaged, &bad).unwrap();
+    let o = run(sift().arg("-r").arg(&damaged).arg("-w").arg(dir.path().join("x.pcap")));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("byte 24: invalid captured length 16777215"), "{}", stderr(&o));
+    // Not a capture at all.
+    let text = dir.path().join("text.pcap");
+    std::fs::write(&text, "hello, world\n").unwrap();
+    let o = run(sift().arg("-r").arg(&text).arg("-w").arg(dir.path().join("y.pcap")));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("byte 0: not a pcap or pcapng file"), "{}", stderr(&o));
+}
+
+#[test]
+fn standard_input_and_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), "in.pcap", &["-c", "1500"]);
+    let file = std::fs::File::open(&input).unwrap();
+    let o = sift().args(["-r", "-", "-w", "-"]).stdin(Stdio::from(file)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == read(&input), "sift -r - -w - changed the capture");
+}
+
+#[test]
+fn printing_gives_one_line_per_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), "in.pcap", &["-c", "321"]);
+    let o = run(sift().arg("-r").arg(&input));
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 321);
+    let o = run(sift().arg("-r").arg(&input).args(["-c", "5"]));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5);
+}
+
+#[test]
+fn usage_errors_exit_1_with_a_reason() {
+    let o = run(sift().args(["-r", "x.pcap", "tcp", "port", "80"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("filter expressions are not supported by sift yet (got 'tcp port 80')"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&mut sift());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no input"), "{}", stderr(&o));
+    let o = run(sift().args(["-r", "/nonexistent/file.pcap"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("/nonexistent/file.pcap"), "{}", stderr(&o));
+}
