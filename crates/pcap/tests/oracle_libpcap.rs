@@ -67,6 +67,14 @@ fn libpcap_corpus_captures_read_like_libpcap() {
     let mut packets = 0;
     for entry in std::fs::read_dir(corpus.join("captures")).unwrap() {
         let path = entry.unwrap().path();
+        if path.ends_with("linktype-reserved-field-not-zero.pcap") {
+            // libpcap 1.11 rejects reserved link-type bits and so does sift; the installed
+            // 1.10.3 does not check them (tcpdump then fails on the unknown link type).
+            let e = sift_pcap::open(&path).err().expect("reserved bits are rejected");
+            assert_eq!(e.offset, 20);
+            files += 1;
+            continue;
+        }
         packets += compare(&pcap, &path);
         files += 1;
     }
