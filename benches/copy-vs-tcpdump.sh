@@ -14,7 +14,7 @@ runs=${2:-9}
 work=${SIFT_BENCH_DIR:-/tmp/sift-bench}
 mkdir -p "$work"
 cargo build --release -q -p sift-cli
-sift=$PWD/target/release/sift
+sift=${CARGO_TARGET_DIR:-$PWD/target}/release/sift
 input=$work/gen-$packets.pcap
 [ -s "$input" ] || "$sift" gen -c "$packets" -w "$input"
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
