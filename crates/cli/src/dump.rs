@@ -87,7 +87,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         bail!("no input: give a capture file with -r FILE (live capture is not supported yet)");
     };
     let shown = input.display().to_string();
-    let mut reader = sift_pcap::open(&input).with_context(|| format!("{shown}"))?;
+    let mut reader = sift_pcap::open(&input).with_context(|| shown.clone())?;
     let precision = args.precision();
 
     if let Some(first) = reader.interfaces().first() {

@@ -104,7 +104,7 @@ fn read_shb(
 }
 
 fn check_length(block_type: u32, length: u32, min_body: u32, pos: u64) -> Result<(), Error> {
-    if length < BLOCK_OVERHEAD + min_body || length % 4 != 0 || length > MAX_BLOCK_LEN {
+    if length < BLOCK_OVERHEAD + min_body || !length.is_multiple_of(4) || length > MAX_BLOCK_LEN {
         return Err(err(pos + 4, ErrorKind::BadBlockLength { block_type, length }));
     }
     Ok(())

@@ -38,14 +38,15 @@ impl Timestamp {
         let whole = u128::from(self.secs) * ups;
         let frac = u128::from(self.nanos) * ups / 1_000_000_000;
         let truncated = u64::try_from(whole + frac).ok()?;
-        if Timestamp::from_units(truncated, resolution) != self {
-            if let Some(up) = truncated.checked_add(1) {
-                if Timestamp::from_units(up, resolution) == self {
-                    return Some(up);
-                }
+        match truncated.checked_add(1) {
+            Some(up)
+                if Timestamp::from_units(truncated, resolution) != self
+                    && Timestamp::from_units(up, resolution) == self =>
+            {
+                Some(up)
             }
+            _ => Some(truncated),
         }
-        Some(truncated)
     }
 }
 
