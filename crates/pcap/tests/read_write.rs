@@ -70,7 +70,7 @@ fn multi_section(pkts: &[Pkt]) -> (Vec<u8>, Vec<Pkt>) {
     idb(&mut be, 101, 0, "tun0", 0x80 | 30);
     for p in &pkts[40..60] {
         pb(&mut be, 0, 0x80 | 30, p);
-        let nanos = ((u64::from(p.nanos) << 30) / 1_000_000_000 * 1_000_000_000 >> 30) as u32;
+        let nanos = (((u64::from(p.nanos) << 30) / 1_000_000_000 * 1_000_000_000) >> 30) as u32;
         expected.push(Pkt { nanos, interface: 2, ..p.clone() });
     }
     for p in &pkts[60..70] {

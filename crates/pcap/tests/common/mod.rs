@@ -77,7 +77,7 @@ impl Enc {
         self.buf.extend_from_slice(&b);
     }
     pub fn pad4(&mut self) {
-        while self.buf.len() % 4 != 0 {
+        while !self.buf.len().is_multiple_of(4) {
             self.buf.push(0);
         }
     }
