@@ -1,0 +1,197 @@
+//! Unit tests of the interpreter's semantics, written in assembler.
+
+use super::*;
+use crate::testgen::{self, GenConfig, Rng};
+use sift_insn::asm::assemble;
+use sift_verify::{Mode, validate};
+
+fn interp(src: &str, flavor: Flavor) -> Interpreter {
+    let prog = assemble(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let v = validate(&prog, Mode::Libpcap).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    Interpreter::with_flavor(&v, flavor)
+}
+
+fn run(src: &str, pkt: &[u8]) -> u32 {
+    interp(src, Flavor::Libpcap).run(pkt, pkt.len() as u32)
+}
+
+#[test]
+fn loads_past_the_end_reject() {
+    let pkt = [1u8, 2, 3, 4, 5, 6];
+    assert_eq!(run("ld [2]\nret a", &pkt), 0x0304_0506);
+    assert_eq!(run("ld [3]\nret a", &pkt), 0);
+    assert_eq!(run("ldh [4]\nret a", &pkt), 0x0506);
+    assert_eq!(run("ldh [5]\nret a", &pkt), 0);
+    assert_eq!(run("ldb [5]\nret a", &pkt), 6);
+    assert_eq!(run("ldb [6]\nret #1", &pkt), 0);
+    assert_eq!(run("ld [4294967295]\nret #1", &pkt), 0);
+    assert_eq!(run("ldx #4294967295\nldb [x + 1]\nret #1", &pkt), 0, "no 32-bit wrap in [x+k]");
+    assert_eq!(run("ldx #2\nld [x + 2]\nret a", &pkt), 0);
+    assert_eq!(run("ldx #2\nldh [x + 2]\nret a", &pkt), 0x0506);
+    assert_eq!(run("ldxb 4*([0]&0xf)\ntxa\nret a", &[0x45]), 20);
+    assert_eq!(run("ldxb 4*([1]&0xf)\nret #1", &[0x45]), 0);
+    assert_eq!(run("ld [0]\nret #1", &[]), 0);
+}
+
+#[test]
+fn arithmetic_edges() {
+    assert_eq!(run("ld #7\nldx #0\ndiv x\nret #5", &[]), 0, "div by X=0 ends the filter");
+    assert_eq!(run("ld #7\nldx #0\nmod x\nret #5", &[]), 0);
+    assert_eq!(run("ld #7\nldx #2\nmod x\nret a", &[]), 1);
+    assert_eq!(run("ld #7\ndiv #2\nret a", &[]), 3);
+    assert_eq!(run("ld #1\nldx #32\nlsh x\nret a", &[]), 0);
+    assert_eq!(run("ld #1\nldx #31\nlsh x\nret a", &[]), 0x8000_0000);
+    assert_eq!(run("ld #1\nlsh #32\nret a", &[]), 0, "constant shifts ≥ 32 give 0");
+    assert_eq!(run("ld #0xffffffff\nrsh #33\nret a", &[]), 0);
+    assert_eq!(run("ld #5\nneg\nret a", &[]), 5u32.wrapping_neg());
+    assert_eq!(run("ld #0xffffffff\nadd #2\nret a", &[]), 1);
+    assert_eq!(run("ld #0x10000\nmul #0x10000\nret a", &[]), 0);
+    assert_eq!(run("ld M[3]\nret a", &[]), 0, "memory starts zeroed");
+    assert_eq!(run("ld #9\nst M[3]\nld #0\nldx M[3]\ntxa\nret a", &[]), 9);
+    assert_eq!(run("ld #len\nret a", &[0; 7]), 7);
+    assert_eq!(interp("ld #len\nret a", Flavor::Libpcap).run(&[0; 7], 1500), 1500);
+    assert_eq!(interp("ldx #len\ntxa\nret a", Flavor::Libpcap).run(&[], 60), 60);
+}
+
+#[test]
+fn jumps() {
+    let src = "ldb [0]\njeq #1, one, other\none: ret #11\nother: jgt #5, big\nret #22\nbig: jset #0x80, neg, pos\nneg: ret #33\npos: ja end\nret #99\nend: ret #44";
+    assert_eq!(run(src, &[1]), 11);
+    assert_eq!(run(src, &[2]), 22);
+    assert_eq!(run(src, &[0x81]), 33);
+    assert_eq!(run(src, &[6]), 44);
+}
+
+#[test]
+fn ancillary_flavors() {
+    let vlan = "ldb vlan_tci\nret a";
+    let meta =
+        PacketMeta { wire_len: 1, vlan_tci: 0x123, vlan_present: true, ..PacketMeta::new(1) };
+    // libpcap: only byte loads of the two VLAN fields, only with aux data.
+    assert_eq!(interp(vlan, Flavor::Libpcap).run(&[0], 1), 0);
+    assert_eq!(interp(vlan, Flavor::Libpcap).run_with_meta(&[0], &meta), 0x123);
+    assert_eq!(interp("ldb vlan_pr\nret a", Flavor::Libpcap).run_with_meta(&[0], &meta), 1);
+    assert_eq!(interp("ldh vlan_tci\nret a", Flavor::Libpcap).run_with_meta(&[0], &meta), 0);
+    assert_eq!(interp("ld ifidx\nret #1", Flavor::Libpcap).run_with_meta(&[0], &meta), 0);
+    // Linux: every size, every field.
+    assert_eq!(interp("ldh vlan_tci\nret a", Flavor::Linux).run_with_meta(&[0], &meta), 0x123);
+    let m = PacketMeta {
+        protocol: 0x800,
+        pkttype: 4,
+        ifindex: Some(7),
+        hatype: Some(1),
+        mark: 99,
+        queue: 3,
+        rxhash: 0xabcd,
+        cpu: 2,
+        vlan_tpid: 0x88a8,
+        pay_offset: 34,
+        random: 1234,
+        ..PacketMeta::new(10)
+    };
+    for (name, want) in [
+        ("proto", 0x800),
+        ("type", 4),
+        ("ifidx", 7),
+        ("hatype", 1),
+        ("mark", 99),
+        ("queue", 3),
+        ("rxhash", 0xabcd),
+        ("cpu", 2),
+        ("vlan_tpid", 0x88a8),
+        ("poff", 34),
+        ("rand", 1234),
+    ] {
+        assert_eq!(
+            interp(&format!("ld {name}\nret a"), Flavor::Linux).run_with_meta(&[0; 10], &m),
+            want,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        interp("ld ifidx\nret #1", Flavor::Linux).run_with_meta(&[0], &PacketMeta::new(1)),
+        0,
+        "no device"
+    );
+    assert_eq!(interp("ld #0xf0\nldx #0x0f\nld [xor_x]\nret a", Flavor::Linux).run(&[], 0), 0xff);
+    // Header-relative loads.
+    let hm = PacketMeta { mac_header: Some(0), net_header: Some(14), ..PacketMeta::new(20) };
+    let pkt: Vec<u8> = (0..20).collect();
+    assert_eq!(
+        interp("ldb [4293918721]\nret a", Flavor::Linux).run_with_meta(&pkt, &hm),
+        15,
+        "SKF_NET_OFF + 1"
+    );
+    assert_eq!(
+        interp("ldb [4292870146]\nret a", Flavor::Linux).run_with_meta(&pkt, &hm),
+        2,
+        "SKF_LL_OFF + 2"
+    );
+    assert_eq!(interp("ldb [4293918721]\nret a", Flavor::Libpcap).run_with_meta(&pkt, &hm), 0);
+}
+
+#[test]
+fn linux_flavor_differences() {
+    // [x + k] wraps in 32 bits in the kernel.
+    let src = "ldx #0xffffffff\nldb [x + 3]\nret a";
+    assert_eq!(interp(src, Flavor::Libpcap).run(&[10, 11, 12], 3), 0);
+    assert_eq!(interp(src, Flavor::Linux).run(&[10, 11, 12], 3), 12);
+    // Shifts by X are masked to 5 bits in the kernel.
+    let src = "ld #1\nldx #33\nlsh x\nret a";
+    assert_eq!(interp(src, Flavor::Libpcap).run(&[], 0), 0);
+    assert_eq!(interp(src, Flavor::Linux).run(&[], 0), 2);
+}
+
+#[test]
+fn netlink_attributes() {
+    // Two attributes: type 1 (len 8) then type 5 (len 12, nested: type 9 len 8).
+    let mut pkt = vec![];
+    pkt.extend_from_slice(&[8, 0, 1, 0, 0xaa, 0xbb, 0xcc, 0xdd]);
+    pkt.extend_from_slice(&[12, 0, 5, 0, 8, 0, 9, 0, 1, 2, 3, 4]);
+    let find = |src: &str| interp(src, Flavor::Linux).run(&pkt, pkt.len() as u32);
+    assert_eq!(find("ld #0\nldx #5\nld nla\nret a"), 8);
+    assert_eq!(find("ld #0\nldx #7\nld nla\nret a"), 0);
+    assert_eq!(find("ld #8\nldx #9\nld nlan\nret a"), 12);
+    assert_eq!(find("ld #1000\nldx #9\nld nlan\nret a"), 0);
+}
+
+#[test]
+fn counting() {
+    let i = interp("ldb [0]\njeq #1, a, b\na: ret #1\nb: ld #2\nret a", Flavor::Libpcap);
+    assert_eq!(i.run_counted(&[1], 1), Counted { ret: 1, executed: 3 });
+    assert_eq!(i.run_counted(&[2], 1), Counted { ret: 2, executed: 4 });
+    assert_eq!(i.run_counted(&[], 0), Counted { ret: 0, executed: 1 });
+}
+
+/// Random valid programs (anything libpcap mode accepts, including uninitialised reads and big
+/// shifts) never panic and never run longer than their length, in both flavors.
+#[test]
+fn random_programs_terminate_quickly() {
+    let mut rng = Rng::new(7);
+    let cfg = GenConfig::anything();
+    for _ in 0..20_000 {
+        let prog = testgen::program(&mut rng, &cfg);
+        let v = validate(&prog, Mode::Libpcap).expect("generator makes valid programs");
+        let (pkt, wire) = testgen::packet(&mut rng);
+        for flavor in [Flavor::Libpcap, Flavor::Linux] {
+            let i = Interpreter::with_flavor(&v, flavor);
+            let c = i.run_counted(&pkt, wire);
+            assert!(c.executed as usize <= prog.len());
+            assert_eq!(c.ret, i.run(&pkt, wire));
+        }
+    }
+}
+
+/// The generator's Linux programs pass the Linux validator.
+#[test]
+fn generated_linux_programs_are_linux_valid() {
+    let mut rng = Rng::new(8);
+    for _ in 0..20_000 {
+        let prog = testgen::program(&mut rng, &GenConfig::linux());
+        if let Err(e) = validate(&prog, Mode::Linux) {
+            panic!("{e}\n{}", sift_insn::asm::disassemble(&prog));
+        }
+        let prog = testgen::program(&mut rng, &GenConfig::libpcap());
+        validate(&prog, Mode::Libpcap).unwrap();
+    }
+}
