@@ -179,7 +179,12 @@ fn long_programs_match_bpf_filter() {
         let raw = raw(&prog);
         for _ in 0..5 {
             let (pkt, wire) = testgen::packet(&mut rng);
-            assert_eq!(ours.run(&pkt, wire), lib.filter(&raw, &pkt, wire), "\n{}", asm::disassemble(&prog));
+            assert_eq!(
+                ours.run(&pkt, wire),
+                lib.filter(&raw, &pkt, wire),
+                "\n{}",
+                asm::disassemble(&prog)
+            );
         }
     }
 }
