@@ -39,7 +39,9 @@ pub fn oracle<T, E: std::fmt::Display>(what: &str, loaded: Result<T, E>) -> Opti
 /// skip/require policy when it is missing.
 pub fn tool(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path).chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")]) {
+    for dir in
+        std::env::split_paths(&path).chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+    {
         let candidate = dir.join(name);
         if candidate.is_file() {
             return Some(candidate);
@@ -53,7 +55,11 @@ pub fn is_root() -> bool {
     // /proc/self/status has "Uid:\treal\teffective…"; avoids a libc dependency here.
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
         .unwrap_or(false)
 }
 
@@ -72,7 +78,11 @@ pub fn shared_dir() -> PathBuf {
 /// when it is missing.
 pub fn libpcap_corpus() -> Option<PathBuf> {
     let dir = shared_dir().join("corpus").join("libpcap");
-    if dir.is_dir() { Some(dir) } else { oracle_missing("libpcap corpus", format!("{} is missing", dir.display())) }
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        oracle_missing("libpcap corpus", format!("{} is missing", dir.display()))
+    }
 }
 
 /// Compares `actual` with the golden file at `path`; with `BLESS=1` rewrites the file instead.
@@ -80,7 +90,8 @@ pub fn libpcap_corpus() -> Option<PathBuf> {
 /// Panics with both texts when they differ, naming `BLESS=1` as the way to accept the change.
 pub fn golden(path: &Path, actual: &str) {
     if std::env::var("BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(path, actual).unwrap_or_else(|e| panic!("cannot bless {}: {e}", path.display()));
+        std::fs::write(path, actual)
+            .unwrap_or_else(|e| panic!("cannot bless {}: {e}", path.display()));
         return;
     }
     let expected = std::fs::read_to_string(path).unwrap_or_default();
@@ -88,7 +99,10 @@ pub fn golden(path: &Path, actual: &str) {
         let mut report = String::new();
         for (i, (e, a)) in expected.lines().zip(actual.lines()).enumerate() {
             if e != a {
-                report = format!("first difference at line {}:\n  expected: {e}\n  actual:   {a}\n", i + 1);
+                report = format!(
+                    "first difference at line {}:\n  expected: {e}\n  actual:   {a}\n",
+                    i + 1
+                );
                 break;
             }
         }
