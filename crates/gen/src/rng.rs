@@ -87,6 +87,13 @@ impl Rng {
         self.below(len as u64) as usize
     }
 
+    /// A uniform element of `items`, which must not be empty (a programming error, not input).
+    #[track_caller]
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        assert!(!items.is_empty(), "Rng::pick on an empty slice");
+        items[self.index(items.len())]
+    }
+
     /// True with probability `p`, a [`Prob`].
     pub fn chance(&mut self, p: Prob) -> bool {
         // p.0 == u32::MAX + 1 cannot be represented; Prob::ALWAYS is handled by the compare.

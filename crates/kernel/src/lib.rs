@@ -21,27 +21,9 @@
 use std::io;
 use std::os::fd::OwnedFd;
 
-/// One classic BPF instruction, laid out exactly like C's `struct sock_filter` /
-/// `struct bpf_insn` (and like `sift_libpcap::RawInsn`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct RawInsn {
-    /// Opcode: class, size, mode/operation and source bits.
-    pub code: u16,
-    /// Jump offset when the condition holds.
-    pub jt: u8,
-    /// Jump offset when the condition fails.
-    pub jf: u8,
-    /// The generic 32-bit operand.
-    pub k: u32,
-}
-
-impl RawInsn {
-    /// An instruction from its four fields.
-    pub const fn new(code: u16, jt: u8, jf: u8, k: u32) -> RawInsn {
-        RawInsn { code, jt, jf, k }
-    }
-}
+/// One classic BPF instruction: sift-insn's [`Insn`](sift_insn::Insn), which is laid out
+/// exactly like C's `struct sock_filter`.
+pub use sift_insn::Insn as RawInsn;
 
 /// The kernel's limit on classic program length (`BPF_MAXINSNS`).
 pub const BPF_MAXINSNS: usize = 4096;

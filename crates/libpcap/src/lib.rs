@@ -32,26 +32,9 @@ use std::ffi::{CStr, CString, c_char, c_int, c_long, c_uint};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// One classic BPF instruction, laid out exactly like C's `struct bpf_insn`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct RawInsn {
-    /// Opcode: class, size, mode/operation and source bits.
-    pub code: u16,
-    /// Jump offset when the condition holds.
-    pub jt: u8,
-    /// Jump offset when the condition fails.
-    pub jf: u8,
-    /// The generic 32-bit operand.
-    pub k: u32,
-}
-
-impl RawInsn {
-    /// An instruction from its four fields.
-    pub const fn new(code: u16, jt: u8, jf: u8, k: u32) -> RawInsn {
-        RawInsn { code, jt, jf, k }
-    }
-}
+/// One classic BPF instruction: sift-insn's [`Insn`](sift_insn::Insn), which is laid out
+/// exactly like C's `struct bpf_insn`.
+pub use sift_insn::Insn as RawInsn;
 
 /// libpcap's `bpf_filter`: `(program, packet, wirelen, buflen) -> return value`.
 ///

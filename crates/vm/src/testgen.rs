@@ -14,45 +14,9 @@
 use sift_insn::code::{self, SKF_AD_OFF};
 use sift_insn::{Insn, Opcode};
 
-/// SplitMix64: tiny, fast, good enough for test generation, and stable across platforms.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// The next 32 random bits.
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
-    }
-
-    /// True with probability `num/den`.
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.below(den) < num
-    }
-
-    /// A random element of a non-empty slice.
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
+use sift_gen::Prob;
+/// The random source: sift-gen's generator (xoshiro256**), so the project has one PRNG.
+pub use sift_gen::Rng;
 
 /// What [`program`] may generate.
 #[derive(Clone, Debug)]
@@ -203,7 +167,7 @@ fn body_insn(rng: &mut Rng, cfg: &GenConfig, i: usize, len: usize, written: u16)
         }
         LdImm | LdxImm => {
             // X feeds `[x + k]`: make it an offset as often as a constant.
-            let k = if rng.chance(1, 2) { offset(rng, cfg) } else { constant(rng) };
+            let k = if rng.chance(Prob::one_in(2)) { offset(rng, cfg) } else { constant(rng) };
             let k =
                 if !cfg.huge_offsets && op == LdxImm && k >= 0x8000_0000 { k & 0xfff } else { k };
             stmt(k)
@@ -211,11 +175,11 @@ fn body_insn(rng: &mut Rng, cfg: &GenConfig, i: usize, len: usize, written: u16)
         LdMem | LdxMem => {
             if written == 0 && !cfg.uninitialized_reads {
                 return Insn::stmt(
-                    if rng.chance(1, 2) { St.code() } else { Stx.code() },
+                    if rng.chance(Prob::one_in(2)) { St.code() } else { Stx.code() },
                     rng.below(16) as u32,
                 );
             }
-            let k = if cfg.uninitialized_reads && rng.chance(1, 4) {
+            let k = if cfg.uninitialized_reads && rng.chance(Prob::one_in(4)) {
                 rng.below(16) as u32
             } else {
                 pick_bit(rng, written)
@@ -228,12 +192,12 @@ fn body_insn(rng: &mut Rng, cfg: &GenConfig, i: usize, len: usize, written: u16)
             k => k,
         }),
         LshK | RshK => {
-            let k = if cfg.big_shifts && rng.chance(1, 4) {
+            let k = if cfg.big_shifts && rng.chance(Prob::one_in(4)) {
                 32 + rng.below(40) as u32
             } else {
                 rng.below(32) as u32
             };
-            stmt(if rng.chance(1, 8) { 31 } else { k })
+            stmt(if rng.chance(Prob::one_in(8)) { 31 } else { k })
         }
         AddK | SubK | MulK | AndK | OrK | XorK => stmt(constant(rng)),
         Ja => stmt(target(rng) as u32),
@@ -271,7 +235,8 @@ pub fn packet(rng: &mut Rng) -> (Vec<u8>, u32) {
             _ => (rng.next_u32() % 16) as u8,
         };
     }
-    let wire = if rng.chance(1, 4) { len as u32 + rng.below(2000) as u32 } else { len as u32 };
+    let wire =
+        if rng.chance(Prob::one_in(4)) { len as u32 + rng.below(2000) as u32 } else { len as u32 };
     (data, wire)
 }
 
@@ -334,7 +299,7 @@ pub fn mutate(rng: &mut Rng, prog: &[Insn]) -> Vec<Insn> {
             p[i] = Insn::stmt(code, SKF_AD_OFF + rng.below(80) as u32);
         }
         10 => {
-            if rng.chance(1, 2) {
+            if rng.chance(Prob::one_in(2)) {
                 p.pop();
             } else if let Some(last) = p.last_mut() {
                 last.code =
@@ -349,7 +314,7 @@ pub fn mutate(rng: &mut Rng, prog: &[Insn]) -> Vec<Insn> {
             p = long;
         }
         _ => {
-            if rng.chance(1, 8) {
+            if rng.chance(Prob::one_in(8)) {
                 p.clear();
             } else {
                 p[i].k = rng.next_u32();
