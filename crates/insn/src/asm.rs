@@ -111,14 +111,7 @@ pub fn assemble(text: &str) -> Result<Program, ParseError> {
                 pending.push(PendingJump { index, jt, jf });
                 Insn::jump(code, k, 0, 0)
             }
-            _ => {
-                let column = line.column();
-                let operand = operand::parse_operand(&mut line)?;
-                let (op, k) = operand::encode(mnemonic, operand).ok_or_else(|| {
-                    ParseError::new(idx + 1, column, operand::bad_combo(mnemonic))
-                })?;
-                Insn::stmt(op.code(), k)
-            }
+            _ => operand::parse_stmt(&mut line, mnemonic, idx + 1)?,
         };
         line.expect_end()?;
         prog.push(insn);

@@ -229,6 +229,20 @@ pub(crate) enum Operand {
     Num(u32),
 }
 
+/// Parses the operand of a non-jump `mnemonic` and encodes the instruction; `line_number` is
+/// 1-based, for the error.
+pub(crate) fn parse_stmt(
+    line: &mut Line<'_>,
+    mnemonic: &str,
+    line_number: usize,
+) -> Result<crate::Insn, ParseError> {
+    let column = line.column();
+    let operand = parse_operand(line)?;
+    let (op, k) = encode(mnemonic, operand)
+        .ok_or_else(|| ParseError::new(line_number, column, bad_combo(mnemonic)))?;
+    Ok(crate::Insn::stmt(op.code(), k))
+}
+
 /// Parses one operand, stopping before `,`, `jt` or the end of the line.
 pub(crate) fn parse_operand(line: &mut Line<'_>) -> Result<Operand, ParseError> {
     let Some(tok) = line.peek().cloned() else { return Ok(Operand::None) };

@@ -221,14 +221,7 @@ pub fn parse_listing(text: &str) -> Result<Program, ParseError> {
                 }
                 insn
             }
-            _ => {
-                let column = line.column();
-                let operand = operand::parse_operand(&mut line)?;
-                let (op, k) = operand::encode(mnemonic, operand).ok_or_else(|| {
-                    ParseError::new(idx + 1, column, operand::bad_combo(mnemonic))
-                })?;
-                Insn::stmt(op.code(), k)
-            }
+            _ => operand::parse_stmt(&mut line, mnemonic, idx + 1)?,
         };
         line.expect_end()?;
         prog.push(insn);
