@@ -294,3 +294,26 @@ mod serde_like {
         Some(out)
     }
 }
+
+/// Live oracle: for every one of the 65,536 opcodes (with a few operands each), our `-d` line
+/// is byte-identical to what the installed libpcap's `bpf_image` prints.
+#[test]
+fn every_opcode_images_like_libpcap() {
+    let Some(lib) = sift_testkit::oracle("system libpcap", sift_libpcap::Libpcap::load()) else {
+        return;
+    };
+    let mut checked = 0;
+    for code in 0..=u16::MAX {
+        for (k, jt, jf) in
+            [(0u32, 0u8, 0u8), (0x1f, 3, 200), (0xffff_f02c, 1, 0), (0x8000_0000, 255, 7)]
+        {
+            let insn = sift_insn::Insn::new(code, jt, jf, k);
+            let n = usize::from(code % 1000);
+            let ours = text::image(&insn, n, ListingStyle::default());
+            let theirs = lib.image(&insn, n);
+            assert_eq!(ours, theirs, "code {code:#06x} k {k:#x} jt {jt} jf {jf}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 65_536 * 4);
+}

@@ -51,6 +51,7 @@ pub type BpfFilterFn = unsafe extern "C" fn(*const RawInsn, *const u8, c_uint, c
 
 type BpfValidateFn = unsafe extern "C" fn(*const RawInsn, c_int) -> c_int;
 type LibVersionFn = unsafe extern "C" fn() -> *const c_char;
+type BpfImageFn = unsafe extern "C" fn(*const RawInsn, c_int) -> *const c_char;
 type OpenDeadFn = unsafe extern "C" fn(c_int, c_int) -> *mut PcapT;
 type CompileFn =
     unsafe extern "C" fn(*mut PcapT, *mut BpfProgram, *const c_char, c_int, u32) -> c_int;
@@ -170,6 +171,9 @@ pub enum Unrunnable {
 pub struct Libpcap {
     bpf_filter: BpfFilterFn,
     bpf_validate: BpfValidateFn,
+    bpf_image: BpfImageFn,
+    /// `bpf_image` formats into one static buffer: one call at a time.
+    image_lock: Mutex<()>,
     lib_version: LibVersionFn,
     open_dead: OpenDeadFn,
     compile: CompileFn,
@@ -248,6 +252,8 @@ mod ffi {
                 Ok(Libpcap {
                     bpf_filter: symbol(&lib, name, "bpf_filter")?,
                     bpf_validate: symbol(&lib, name, "bpf_validate")?,
+                    bpf_image: symbol(&lib, name, "bpf_image")?,
+                    image_lock: Mutex::new(()),
                     lib_version: symbol(&lib, name, "pcap_lib_version")?,
                     open_dead: symbol(&lib, name, "pcap_open_dead")?,
                     compile: symbol(&lib, name, "pcap_compile")?,
@@ -285,6 +291,23 @@ mod ffi {
             // #[repr(C)] with the same layout); bpf_validate reads only those (it returns
             // early for len < 1 and never touches the pointer then).
             unsafe { (self.bpf_validate)(prog.as_ptr(), len) != 0 }
+        }
+
+        /// `bpf_image(insn, index)`: the line tcpdump's `-d` prints for one instruction, e.g.
+        /// `(002) ldh      [12]`, as an oracle for sift's listing printer. Any instruction can
+        /// be formatted (unknown codes print as `unimp`).
+        pub fn image(&self, insn: &RawInsn, index: usize) -> String {
+            let index = c_int::try_from(index).unwrap_or(c_int::MAX);
+            let _guard = self.image_lock.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: `insn` points to one valid `struct bpf_insn` (same #[repr(C)] layout);
+            // bpf_image only reads it and returns a pointer to its static buffer, which we copy
+            // before releasing the lock that serializes all callers.
+            let p = unsafe { (self.bpf_image)(insn, index) };
+            if p.is_null() {
+                return String::new();
+            }
+            // SAFETY: non-null and NUL-terminated (libpcap formats with snprintf).
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
         }
 
         /// Runs an already checked program. Crate-internal so that the check cannot be
