@@ -1,4 +1,5 @@
-//! Interpreter speed next to libpcap's `bpf_filter`, same programs, same packets, same run.
+//! Interpreter (and JIT) speed next to libpcap's `bpf_filter`, same programs, same packets,
+//! same run.
 //!
 //! Programs are what `tcpdump -y EN10MB -ddd EXPR` (tcpdump 4.99.3 / libpcap 1.10.3) prints,
 //! kept here in `bpf_asm`'s one-line form so the benchmark needs no tcpdump. Packets are a
@@ -116,6 +117,17 @@ fn bench(c: &mut Criterion) {
         }
         let accepted = pkts.iter().filter(|p| interp.run(p, p.len() as u32) != 0).count();
         eprintln!("{name}: accepts {accepted} of {} packets", pkts.len());
+        let jit = sift_jit::JitFilter::compile(&v).expect("x86-64");
+        for p in &pkts {
+            assert_eq!(jit.run(p, p.len() as u32), interp.run(p, p.len() as u32), "{name}");
+        }
+        group.bench_with_input(BenchmarkId::new("jit", name), &pkts, |b, pkts| {
+            b.iter(|| {
+                pkts.iter()
+                    .map(|p| jit.run(black_box(p), p.len() as u32))
+                    .fold(0u32, u32::wrapping_add)
+            })
+        });
         group.bench_with_input(BenchmarkId::new("sift", name), &pkts, |b, pkts| {
             b.iter(|| {
                 pkts.iter()
