@@ -1,5 +1,15 @@
 //! Lowering a validated program to machine code, and laying out its jumps.
 //!
+//! **Bounds checks are hoisted** (NetBSD bpfjit's "array bounds check elimination"): a
+//! backward pass ([`required_lengths`]) computes, for each instruction, a packet length every
+//! path from it is sure to need before it can return anything but 0 — an absolute load of `s`
+//! bytes at `k` needs `k + s`, and a `ret #0` (or a path that can only return 0) counts as
+//! needing any length, because a failed check returns 0 as well. A forward pass then emits
+//! `if caplen < L return 0` only where `L` exceeds what every path into the instruction has
+//! already checked, and absolute loads carry no check of their own. A straight-line filter
+//! checks once; a branching one once per path where it can. Indexed (`[x + k]`) loads keep
+//! their own check, since their offset is not known in advance.
+//!
 //! Each classic instruction becomes straight-line code plus symbolic jumps (to another
 //! instruction or to the shared "return 0" exit). Layout then picks the short (rel8) or near
 //! (rel32) form of every jump: it starts with all jumps short and lengthens any whose target is
@@ -37,9 +47,85 @@ pub(crate) struct Lowered {
     pub code: Vec<u8>,
 }
 
+/// A length no packet has: "every path from here returns 0".
+const NEVER: u64 = u64::MAX;
+
+/// For each instruction, a captured length below which every path from it returns 0
+/// ([`NEVER`] when every path returns 0 whatever the length). Backward over the DAG of a
+/// validated program (jumps only go forward).
+fn required_lengths(insns: &[Insn]) -> Vec<u64> {
+    let n = insns.len();
+    let mut need = vec![0u64; n];
+    let at = |need: &[u64], j: usize| need.get(j).copied().unwrap_or(0);
+    for i in (0..n).rev() {
+        let insn = &insns[i];
+        let next = i + 1;
+        need[i] = match insn.opcode() {
+            Opcode::RetK if insn.k == 0 => NEVER,
+            Opcode::RetK | Opcode::RetA => 0,
+            Opcode::LdAbsW | Opcode::LdAbsH | Opcode::LdAbsB | Opcode::LdxMsh => {
+                let size = if insn.opcode() == Opcode::LdxMsh { 1 } else { size_of(insn.code) };
+                (u64::from(insn.k) + u64::from(size)).max(at(&need, next))
+            }
+            Opcode::Ja => at(&need, next + insn.k as usize),
+            op if op.is_conditional_jump() => {
+                at(&need, next + usize::from(insn.jt)).min(at(&need, next + usize::from(insn.jf)))
+            }
+            _ => at(&need, next),
+        };
+    }
+    need
+}
+
+/// Where to put length checks: `Some(L)` at instruction `i` means "check `caplen >= L` on
+/// entry to `i`"; [`NEVER`] means "return 0 at once".
+fn plan_checks(insns: &[Insn]) -> Vec<Option<u64>> {
+    let need = required_lengths(insns);
+    let n = insns.len();
+    // The length already checked on every path into each instruction (only forward edges).
+    let mut checked_in = vec![NEVER; n + 1];
+    if n > 0 {
+        checked_in[0] = 0;
+    }
+    let mut plan = vec![None; n];
+    for i in 0..n {
+        let known = checked_in[i];
+        if known == NEVER {
+            continue; // unreachable
+        }
+        let out = if need[i] > known {
+            plan[i] = Some(need[i]);
+            need[i]
+        } else {
+            known
+        };
+        if out == NEVER {
+            continue;
+        }
+        let insn = &insns[i];
+        let next = i + 1;
+        let mut flow = |j: usize| {
+            if let Some(c) = checked_in.get_mut(j) {
+                *c = (*c).min(out);
+            }
+        };
+        match insn.opcode() {
+            Opcode::RetK | Opcode::RetA => {}
+            Opcode::Ja => flow(next + insn.k as usize),
+            op if op.is_conditional_jump() => {
+                flow(next + usize::from(insn.jt));
+                flow(next + usize::from(insn.jf));
+            }
+            _ => flow(next),
+        }
+    }
+    plan
+}
+
 /// Lowers `prog`. Every classic opcode is supported; the result is position-independent.
 pub(crate) fn lower(prog: &Validated) -> Lowered {
     let insns = prog.insns();
+    let plan = plan_checks(insns);
     let frame = insns
         .iter()
         .any(|i| matches!(i.opcode(), Opcode::LdMem | Opcode::LdxMem | Opcode::St | Opcode::Stx));
@@ -54,6 +140,17 @@ pub(crate) fn lower(prog: &Validated) -> Lowered {
     flush(&mut pieces, &mut asm);
     for (i, insn) in insns.iter().enumerate() {
         pieces.push(Piece::Label(Target::Insn(i)));
+        match plan[i] {
+            Some(NEVER) => {
+                jump(&mut pieces, &mut asm, None, Target::Reject);
+                continue;
+            }
+            Some(len) => {
+                asm.cmp_caplen(len);
+                jump(&mut pieces, &mut asm, Some(cc::B), Target::Reject);
+            }
+            None => {}
+        }
         lower_one(insn, i, frame, &mut asm, &mut pieces);
         flush(&mut pieces, &mut asm);
     }
@@ -75,10 +172,9 @@ fn jump(pieces: &mut Vec<Piece>, asm: &mut Asm, cond: Option<u8>, target: Target
     pieces.push(Piece::Jump { cond, target });
 }
 
-/// Emits the bounds check for `need` bytes and returns where the load reads.
-fn check_abs(k: u32, size: u8, asm: &mut Asm, pieces: &mut Vec<Piece>) -> Addr {
-    asm.cmp_caplen(u64::from(k) + u64::from(size));
-    jump(pieces, asm, Some(cc::B), Target::Reject);
+/// Where an absolute load reads. Its bounds check was hoisted (see the module documentation):
+/// every path reaching it has checked at least `k + size` bytes.
+fn abs_addr(k: u32, asm: &mut Asm) -> Addr {
     if k <= i32::MAX as u32 {
         Addr::Disp(k)
     } else {
@@ -108,7 +204,7 @@ fn lower_one(insn: &Insn, i: usize, frame: bool, asm: &mut Asm, pieces: &mut Vec
         Opcode::Stx => asm.stx(mem),
         Opcode::LdAbsW | Opcode::LdAbsH | Opcode::LdAbsB => {
             let size = size_of(insn.code);
-            let at = check_abs(k, size, asm, pieces);
+            let at = abs_addr(k, asm);
             asm.load_a(at, size);
         }
         Opcode::LdIndW | Opcode::LdIndH | Opcode::LdIndB => {
@@ -118,7 +214,7 @@ fn lower_one(insn: &Insn, i: usize, frame: bool, asm: &mut Asm, pieces: &mut Vec
             asm.load_a(Addr::R9, size);
         }
         Opcode::LdxMsh => {
-            let at = check_abs(k, 1, asm, pieces);
+            let at = abs_addr(k, asm);
             asm.msh(at);
         }
         Opcode::AddK => asm.alu_k(AluOp::Add, k),
