@@ -40,6 +40,10 @@ pub enum BpfCommand {
         /// Also print executed-instruction counts (total and per packet) on standard error.
         #[arg(long)]
         stats: bool,
+        /// The engine: `jit` (the default on x86-64) or `interp`. `--linux` and `--stats` need
+        /// the interpreter.
+        #[arg(long, value_enum)]
+        engine: Option<Engine>,
     },
     /// Assemble `bpf_asm`-style source; prints `-ddd` by default (for SO_ATTACH_FILTER tools).
     Asm {
@@ -64,8 +68,8 @@ pub enum BpfCommand {
 pub fn run(cmd: BpfCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BpfCommand::Check { linux, prog } => check(&prog, linux),
-        BpfCommand::Run { program, capture, linux, stats } => {
-            run_capture(&program, &capture, linux, stats)
+        BpfCommand::Run { program, capture, linux, stats, engine } => {
+            run_capture(&program, &capture, linux, stats, engine)
         }
         BpfCommand::Asm { file, dump } => {
             let src = read_text(&file)?;
@@ -133,18 +137,36 @@ fn check(path: &Path, linux: bool) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A filter engine selectable on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// Native code (x86-64), falling back to the interpreter elsewhere.
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
 fn run_capture(
     program: &Path,
     capture: &Path,
     linux: bool,
     stats: bool,
+    engine: Option<Engine>,
 ) -> anyhow::Result<ExitCode> {
+    if engine == Some(Engine::Jit) && (linux || stats) {
+        anyhow::bail!("--engine jit runs libpcap's semantics without counting; --linux and --stats need --engine interp");
+    }
     let prog = read_program(program)?;
     let (mode, flavor) =
         if linux { (Mode::Linux, Flavor::Linux) } else { (Mode::Libpcap, Flavor::Libpcap) };
     let validated =
         validate(&prog, mode).map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?;
     let interp = Interpreter::with_flavor(&validated, flavor);
+    let filter = if linux || stats || engine == Some(Engine::Interp) {
+        sift_jit::Filter::interpreter(&validated)
+    } else {
+        sift_jit::Filter::new(&validated)
+    };
     let mut reader =
         sift_pcap::open(capture).map_err(|e| anyhow::anyhow!("{}: {e}", capture.display()))?;
     let stdout = std::io::stdout();
@@ -160,8 +182,10 @@ fn run_capture(
             let c = interp.run_counted(packet.data, packet.wire_len);
             executed += c.executed;
             c.ret
-        } else {
+        } else if linux {
             interp.run(packet.data, packet.wire_len)
+        } else {
+            filter.run(packet.data, packet.wire_len)
         };
         if ret != 0 {
             accepted += 1;

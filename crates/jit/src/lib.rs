@@ -41,6 +41,9 @@ pub enum JitError {
     /// The JIT targets x86-64 only.
     #[error("the JIT supports x86-64 only (this is {0})")]
     UnsupportedArch(&'static str),
+    /// The interpreter was asked for (`--engine interp`).
+    #[error("the interpreter was selected")]
+    NotRequested,
     /// The system refused executable memory.
     #[error("cannot get executable memory: {0}")]
     Memory(#[from] std::io::Error),
@@ -142,6 +145,19 @@ impl Filter {
         match JitFilter::compile(prog) {
             Ok(j) => Filter::Jit(j),
             Err(e) => Filter::Interp(Interpreter::new(prog), e),
+        }
+    }
+
+    /// The interpreter, by choice.
+    pub fn interpreter(prog: &Validated) -> Filter {
+        Filter::Interp(Interpreter::new(prog), JitError::NotRequested)
+    }
+
+    /// The engine's name: `jit` or `interp`.
+    pub fn engine_name(&self) -> &'static str {
+        match self {
+            Filter::Jit(_) => "jit",
+            Filter::Interp(..) => "interp",
         }
     }
 
