@@ -154,7 +154,9 @@ fn run_capture(
     engine: Option<Engine>,
 ) -> anyhow::Result<ExitCode> {
     if engine == Some(Engine::Jit) && (linux || stats) {
-        anyhow::bail!("--engine jit runs libpcap's semantics without counting; --linux and --stats need --engine interp");
+        anyhow::bail!(
+            "--engine jit runs libpcap's semantics without counting; --linux and --stats need --engine interp"
+        );
     }
     let prog = read_program(program)?;
     let (mode, flavor) =
