@@ -215,6 +215,14 @@ enum Op {
         jt: u32,
         jf: u32,
     },
+    /// `ld [off]; and #mask; jeq #k`: the network-match triple of `net` primitives.
+    JeqMaskAbsW {
+        off: u32,
+        mask: u32,
+        k: u32,
+        jt: u32,
+        jf: u32,
+    },
     // Linux-flavor and metadata cases, kept off the common arms.
     /// libpcap: a byte load of `vlan_tci` (`present == false`) or `vlanp` from the aux data.
     PcapVlan {
@@ -475,6 +483,16 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                 Op::JsetAbsH { off, k, jt, jf } => {
                     fused!(load_h(pkt, off as usize), |v| v & k != 0, jt, jf)
                 }
+                Op::JeqMaskAbsW { off, mask, k, jt, jf } => match load_w(pkt, off as usize) {
+                    Some(v) => {
+                        a = v & mask;
+                        if COUNT {
+                            *count += 2;
+                        }
+                        goto!(if a == k { jt } else { jf });
+                    }
+                    None => return 0,
+                },
                 Op::JsetAbsB { off, k, jt, jf } => {
                     fused!(load_b(pkt, off as usize), |v| v & k != 0, jt, jf)
                 }
@@ -572,7 +590,8 @@ fn shortcut_returns(ops: &mut [Op]) -> Vec<u32> {
             | Op::JgeAbsH { jt, jf, .. }
             | Op::JgeIndH { jt, jf, .. }
             | Op::JsetAbsH { jt, jf, .. }
-            | Op::JsetAbsB { jt, jf, .. } => {
+            | Op::JsetAbsB { jt, jf, .. }
+            | Op::JeqMaskAbsW { jt, jf, .. } => {
                 map(jt);
                 map(jf);
             }
@@ -585,6 +604,13 @@ fn shortcut_returns(ops: &mut [Op]) -> Vec<u32> {
 /// Replaces each packet load that is followed by a conditional jump on a constant with one
 /// fused instruction (see [`Op::JeqAbsW`]).
 fn fuse(ops: &mut [Op]) {
+    for i in 0..ops.len().saturating_sub(2) {
+        if let (Op::LdAbsW(off), Op::AndK(mask), Op::JeqK { k, jt, jf }) =
+            (ops[i], ops[i + 1], ops[i + 2])
+        {
+            ops[i] = Op::JeqMaskAbsW { off, mask, k, jt, jf };
+        }
+    }
     for i in 0..ops.len().saturating_sub(1) {
         let (load, jump) = (ops[i], ops[i + 1]);
         ops[i] = match (load, jump) {
@@ -598,6 +624,7 @@ fn fuse(ops: &mut [Op]) {
             (Op::LdIndH(off), Op::JgeK { k, jt, jf }) => Op::JgeIndH { off, k, jt, jf },
             (Op::LdAbsH(off), Op::JsetK { k, jt, jf }) => Op::JsetAbsH { off, k, jt, jf },
             (Op::LdAbsB(off), Op::JsetK { k, jt, jf }) => Op::JsetAbsB { off, k, jt, jf },
+            // Already fused as a triple, or not a load followed by a jump.
             _ => load,
         };
     }
