@@ -93,7 +93,7 @@ fn read_text(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-fn read_program(path: &Path) -> anyhow::Result<Program> {
+pub(crate) fn read_program(path: &Path) -> anyhow::Result<Program> {
     let src = read_text(path)?;
     text::parse(&src).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }

@@ -5,6 +5,7 @@
 //! dispatches, and turns errors into tcpdump's exit status 1.
 #![forbid(unsafe_code)]
 
+mod bench_cmd;
 mod bpf_cmd;
 mod dump;
 mod gen_cmd;
@@ -29,6 +30,8 @@ enum Command {
     /// Classic BPF programs by hand: check, run, assemble, disassemble.
     #[command(subcommand)]
     Bpf(bpf_cmd::BpfCommand),
+    /// Run engines side by side on a program and a capture (ns/packet, compile time).
+    Bench(bench_cmd::BenchArgs),
     /// Write a deterministic, realistic capture (for benchmarks and trying filters).
     Gen(gen_cmd::GenArgs),
 }
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
         Some(Command::Gen(args)) => gen_cmd::run(args),
+        Some(Command::Bench(args)) => bench_cmd::run(args),
         None => dump::run(cli.dump),
     };
     match result {

@@ -314,3 +314,28 @@ fn engines_agree_on_a_generated_capture() {
     let bad = sift(&["bpf", "run", "--program", p, "-r", cap_s, "--engine", "jit", "--stats"]);
     assert_eq!(bad.status.code(), Some(1));
 }
+
+/// `sift bench` prints one line per engine, after checking that they agree.
+#[test]
+fn bench_prints_a_line_per_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog =
+        write(dir.path(), "p.asm", "ldh [12]\njeq #0x800, yes, no\nyes: ret #65535\nno: ret #0\n");
+    let cap = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
+    let o = sift(&["bench", "-r", cap, "--program", prog.to_str().unwrap(), "--seconds", "0.02"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for engine in ["interp", "jit"] {
+        let line = out.lines().find(|l| l.starts_with(engine)).unwrap_or_else(|| panic!("{out}"));
+        assert!(
+            line.contains("ns/packet") && line.contains("Mpps") && line.contains("accepted 24"),
+            "{line}"
+        );
+    }
+    if sift_testkit::oracle("system libpcap", sift_libpcap::Libpcap::load()).is_some() {
+        assert!(
+            out.lines().any(|l| l.starts_with("libpcap") && l.contains("accepted 24")),
+            "{out}"
+        );
+    }
+}
