@@ -7,12 +7,15 @@
 //! `bpf_filter`, loaded with dlopen, as the reference. Engines must agree on every packet before
 //! they are timed; a disagreement is an error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use sift_verify::{Mode, validate};
+
+/// A prepared engine: packet and wire length in, return value out.
+type EngineFn = Box<dyn Fn(&[u8], u32) -> u32>;
 
 /// Engines `sift bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -68,7 +71,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut reference: Option<Vec<u32>> = None;
     for engine in engines {
         let started = Instant::now();
-        let (name, prepared, note): (&str, Box<dyn Fn(&[u8], u32) -> u32>, String) = match engine {
+        let (name, prepared, note): (&str, EngineFn, String) = match engine {
             BenchEngine::Interp => {
                 let i = sift_vm::Interpreter::new(&validated);
                 let t = started.elapsed();
@@ -147,7 +150,7 @@ impl Packets {
     }
 }
 
-fn load(path: &PathBuf) -> anyhow::Result<Packets> {
+fn load(path: &Path) -> anyhow::Result<Packets> {
     let mut reader =
         sift_pcap::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut packets = Packets { bytes: Vec::new(), spans: Vec::new() };
