@@ -363,7 +363,7 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
             }
         };
     }
-    // One step: fetch, decode, execute. The loop below expands it several times, so that the
+    // One step: fetch, decode, execute. The loop below expands it twice, so that the
     // indirect jump of the `match` exists at several places: each copy gets its own entry in
     // the CPU's branch target predictor, and a copy tends to see the same few opcodes (those
     // at the same distance from the program's start on common paths), which makes dispatch far
@@ -520,8 +520,6 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
         }};
     }
     loop {
-        step!();
-        step!();
         step!();
         step!();
     }
