@@ -17,21 +17,7 @@ fn compare(prog: &[Insn], pkt: &[u8], wire: u32) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&n, rest)) = data.split_first() else { return };
-    let n = usize::from(n).min(rest.len() / 8);
-    let (code, pkt) = rest.split_at(n * 8);
-    let prog: Vec<Insn> = code
-        .chunks_exact(8)
-        .map(|c| {
-            Insn::new(
-                u16::from_le_bytes([c[0], c[1]]),
-                c[2],
-                c[3],
-                u32::from_le_bytes([c[4], c[5], c[6], c[7]]),
-            )
-        })
-        .collect();
-    let wire = pkt.len() as u32 + u32::from(data[0] & 7);
+    let Some((prog, pkt, wire)) = sift_vm::testgen::program_from_bytes(data) else { return };
     compare(&prog, pkt, wire);
     // A generated program from the same bytes, run on the same packet.
     let seed = data.iter().take(8).fold(0u64, |s, &b| s.rotate_left(8) ^ u64::from(b));

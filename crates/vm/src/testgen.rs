@@ -323,3 +323,25 @@ pub fn mutate(rng: &mut Rng, prog: &[Insn]) -> Vec<Insn> {
     }
     p
 }
+
+/// Splits fuzzer bytes into a program, a packet and a wire length: the first byte is the
+/// instruction count (capped by what the bytes hold), then 8 bytes per instruction
+/// (`code` little-endian, `jt`, `jf`, `k` little-endian), and the rest is the packet; the wire
+/// length adds the first byte's low 3 bits to the packet's length.
+pub fn program_from_bytes(data: &[u8]) -> Option<(Vec<Insn>, &[u8], u32)> {
+    let (&n, rest) = data.split_first()?;
+    let n = usize::from(n).min(rest.len() / 8);
+    let (code, pkt) = rest.split_at(n * 8);
+    let prog = code
+        .chunks_exact(8)
+        .map(|c| {
+            Insn::new(
+                u16::from_le_bytes([c[0], c[1]]),
+                c[2],
+                c[3],
+                u32::from_le_bytes([c[4], c[5], c[6], c[7]]),
+            )
+        })
+        .collect();
+    Some((prog, pkt, pkt.len() as u32 + u32::from(n & 7)))
+}
