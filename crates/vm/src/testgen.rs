@@ -329,8 +329,8 @@ pub fn mutate(rng: &mut Rng, prog: &[Insn]) -> Vec<Insn> {
 /// (`code` little-endian, `jt`, `jf`, `k` little-endian), and the rest is the packet; the wire
 /// length adds the first byte's low 3 bits to the packet's length.
 pub fn program_from_bytes(data: &[u8]) -> Option<(Vec<Insn>, &[u8], u32)> {
-    let (&n, rest) = data.split_first()?;
-    let n = usize::from(n).min(rest.len() / 8);
+    let (&first, rest) = data.split_first()?;
+    let n = usize::from(first).min(rest.len() / 8);
     let (code, pkt) = rest.split_at(n * 8);
     let prog = code
         .chunks_exact(8)
@@ -343,5 +343,5 @@ pub fn program_from_bytes(data: &[u8]) -> Option<(Vec<Insn>, &[u8], u32)> {
             )
         })
         .collect();
-    Some((prog, pkt, pkt.len() as u32 + u32::from(n & 7)))
+    Some((prog, pkt, pkt.len() as u32 + u32::from(first & 7)))
 }
