@@ -402,19 +402,23 @@ pub fn normalize_listing(text: &str) -> String {
     out
 }
 
+/// Why a case marked `skip` cannot run for this candidate, if it cannot.
+fn skip_reason(skip: Option<&Skip>, cand: &dyn Candidate) -> Option<String> {
+    match skip {
+        Some(Skip::NameFixtures(s)) if !cand.resolves_name_fixtures() => {
+            Some(format!("needs name fixtures ({s})"))
+        }
+        Some(Skip::Platform(s)) => Some(format!("libpcap skips it here ({s})")),
+        _ => None,
+    }
+}
+
 /// Why an accept case is skipped for this candidate, if it is.
 fn accept_skip(c: &AcceptCase, cand: &dyn Candidate) -> Option<String> {
-    match &c.skip {
-        Some(Skip::NameFixtures(s)) if !cand.resolves_name_fixtures() => {
-            return Some(format!("needs name fixtures ({s})"));
-        }
-        Some(Skip::Platform(s)) => return Some(format!("libpcap skips it here ({s})")),
-        _ => {}
-    }
-    if c.linuxext && !cand.supports_linuxext() {
-        return Some("needs Linux extensions (a live capture)".into());
-    }
-    None
+    skip_reason(c.skip.as_ref(), cand).or_else(|| {
+        (c.linuxext && !cand.supports_linuxext())
+            .then(|| "needs Linux extensions (a live capture)".into())
+    })
 }
 
 /// Accept cases: the candidate must compile each (unoptimized), and its program must return
@@ -552,6 +556,16 @@ fn check_same(
     Ok(ag)
 }
 
+/// Records and reports a case the candidate cannot run here (it needs the name fixtures, or
+/// libpcap skips it on this platform).
+fn skipped(r: &mut Report, skip: Option<&Skip>, cand: &dyn Candidate) -> bool {
+    let reason = skip_reason(skip, cand);
+    if let Some(why) = &reason {
+        r.skip(why.clone());
+    }
+    reason.is_some()
+}
+
 /// Reject cases: the candidate must refuse each. Figure: how often its message contains the
 /// corpus's `errstr`.
 pub fn check_reject(cand: &dyn Candidate, cases: &[RejectCase], opts: Options) -> Report {
@@ -559,16 +573,8 @@ pub fn check_reject(cand: &dyn Candidate, cases: &[RejectCase], opts: Options) -
     let mut r = Report::new(format!("reject cases, candidate {}", cand.name()));
     for c in cases {
         r.total += 1;
-        match &c.skip {
-            Some(Skip::NameFixtures(s)) if !cand.resolves_name_fixtures() => {
-                r.skip(format!("needs name fixtures ({s})"));
-                continue;
-            }
-            Some(Skip::Platform(s)) => {
-                r.skip(format!("libpcap skips it here ({s})"));
-                continue;
-            }
-            _ => {}
+        if skipped(&mut r, c.skip.as_ref(), cand) {
+            continue;
         }
         let req = CompileRequest {
             expr: &c.expr,
@@ -614,16 +620,8 @@ pub fn check_apply(cand: &dyn Candidate, cases: &[ApplyCase], opts: Options) -> 
     let mut captures: BTreeMap<std::path::PathBuf, Result<Capture, String>> = BTreeMap::new();
     for c in cases {
         r.total += 1;
-        match &c.skip {
-            Some(Skip::NameFixtures(s)) if !cand.resolves_name_fixtures() => {
-                r.skip(format!("needs name fixtures ({s})"));
-                continue;
-            }
-            Some(Skip::Platform(s)) => {
-                r.skip(format!("libpcap skips it here ({s})"));
-                continue;
-            }
-            _ => {}
+        if skipped(&mut r, c.skip.as_ref(), cand) {
+            continue;
         }
         let cap = captures.entry(c.savefile.clone()).or_insert_with(|| load_capture(&c.savefile));
         let (linktype, snaplen, frames) = match cap {
