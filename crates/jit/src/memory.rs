@@ -57,12 +57,12 @@ impl ExecBuf {
 
 impl Drop for ExecBuf {
     fn drop(&mut self) {
-        if let Some(map) = self.map.take() {
-            if map.len() == PAGE {
-                let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-                if pool.len() < POOL_MAX {
-                    pool.push(map);
-                }
+        if let Some(map) = self.map.take()
+            && map.len() == PAGE
+        {
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < POOL_MAX {
+                pool.push(map);
             }
         }
     }
