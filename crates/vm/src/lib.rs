@@ -215,6 +215,21 @@ enum Op {
         jt: u32,
         jf: u32,
     },
+    /// `ldh [x + off]; jge #0` (always true, to the next-but-one instruction); `jgt #k`: the
+    /// lower-bound-free range test of `portrange` (counts as three instructions).
+    JgtIndHRange {
+        off: u32,
+        k: u32,
+        jt: u32,
+        jf: u32,
+    },
+    /// `ldh [off]; jge #0; jgt #k`, the same with an absolute offset.
+    JgtAbsHRange {
+        off: u32,
+        k: u32,
+        jt: u32,
+        jf: u32,
+    },
     /// `ld [off]; and #mask; jeq #k`: the network-match triple of `net` primitives.
     JeqMaskAbsW {
         off: u32,
@@ -471,6 +486,29 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                 Op::JgtAbsH { off, k, jt, jf } => {
                     fused!(load_h(pkt, off as usize), |v| v > k, jt, jf)
                 }
+                // The skipped `jge #0` counts once the load has succeeded.
+                Op::JgtIndHRange { off, k, jt, jf } => fused!(
+                    load_h(pkt, x as usize + off as usize),
+                    |v| {
+                        if COUNT {
+                            *count += 1;
+                        }
+                        v > k
+                    },
+                    jt,
+                    jf
+                ),
+                Op::JgtAbsHRange { off, k, jt, jf } => fused!(
+                    load_h(pkt, off as usize),
+                    |v| {
+                        if COUNT {
+                            *count += 1;
+                        }
+                        v > k
+                    },
+                    jt,
+                    jf
+                ),
                 Op::JgtIndH { off, k, jt, jf } => {
                     fused!(load_h(pkt, x as usize + off as usize), |v| v > k, jt, jf)
                 }
@@ -589,7 +627,9 @@ fn shortcut_returns(ops: &mut [Op]) -> Vec<u32> {
             | Op::JgeIndH { jt, jf, .. }
             | Op::JsetAbsH { jt, jf, .. }
             | Op::JsetAbsB { jt, jf, .. }
-            | Op::JeqMaskAbsW { jt, jf, .. } => {
+            | Op::JeqMaskAbsW { jt, jf, .. }
+            | Op::JgtIndHRange { jt, jf, .. }
+            | Op::JgtAbsHRange { jt, jf, .. } => {
                 map(jt);
                 map(jf);
             }
@@ -603,11 +643,24 @@ fn shortcut_returns(ops: &mut [Op]) -> Vec<u32> {
 /// fused instruction (see [`Op::JeqAbsW`]).
 fn fuse(ops: &mut [Op]) {
     for i in 0..ops.len().saturating_sub(2) {
-        if let (Op::LdAbsW(off), Op::AndK(mask), Op::JeqK { k, jt, jf }) =
-            (ops[i], ops[i + 1], ops[i + 2])
-        {
-            ops[i] = Op::JeqMaskAbsW { off, mask, k, jt, jf };
-        }
+        let next_but_one = (i + 2) as u32;
+        ops[i] = match (ops[i], ops[i + 1], ops[i + 2]) {
+            (Op::LdAbsW(off), Op::AndK(mask), Op::JeqK { k, jt, jf }) => {
+                Op::JeqMaskAbsW { off, mask, k, jt, jf }
+            }
+            // `jge #0` is always true; fuse only when it goes straight to the `jgt`.
+            (Op::LdIndH(off), Op::JgeK { k: 0, jt: t, .. }, Op::JgtK { k, jt, jf })
+                if t == next_but_one =>
+            {
+                Op::JgtIndHRange { off, k, jt, jf }
+            }
+            (Op::LdAbsH(off), Op::JgeK { k: 0, jt: t, .. }, Op::JgtK { k, jt, jf })
+                if t == next_but_one =>
+            {
+                Op::JgtAbsHRange { off, k, jt, jf }
+            }
+            (op, _, _) => op,
+        };
     }
     for i in 0..ops.len().saturating_sub(1) {
         let (load, jump) = (ops[i], ops[i + 1]);

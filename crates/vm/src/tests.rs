@@ -195,3 +195,23 @@ fn generated_linux_programs_are_linux_valid() {
         validate(&prog, Mode::Libpcap).unwrap();
     }
 }
+
+/// The `portrange` fusion (`ldh [x+k]; jge #0; jgt #n` as one step) still counts every
+/// instruction, including when the load fails.
+#[test]
+fn range_fusion_counts_each_instruction() {
+    let src = "ldxb 4*([0]&0xf)\nldh [x+0]\njge #0, hi, drop\nhi: jgt #100, drop, ok\nok: ret #1\ndrop: ret #0\n";
+    let prog = sift_insn::asm::assemble(src).unwrap();
+    let v = sift_verify::validate(&prog, sift_verify::Mode::Linux).unwrap();
+    let i = Interpreter::new(&v);
+    let mut pkt = [0x41u8, 0, 0, 0, 0, 50, 0, 0];
+    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 1, executed: 5 });
+    pkt[4] = 1;
+    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 5 });
+    assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 2 });
+    let abs = "ldh [4]\njge #0, hi, drop\nhi: jgt #100, drop, ok\nok: ret #1\ndrop: ret #0\n";
+    let prog = sift_insn::asm::assemble(abs).unwrap();
+    let i = Interpreter::new(&sift_verify::validate(&prog, sift_verify::Mode::Linux).unwrap());
+    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 4 });
+    assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 1 });
+}
