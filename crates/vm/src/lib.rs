@@ -156,84 +156,84 @@ enum Op {
     // the pair that dominates compiled filters. The jump at the next index stays in place for
     // anything that jumps to it directly.
     JeqAbsW {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JeqAbsH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JeqAbsB {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JeqIndH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JgtAbsH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JgtIndH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JgeAbsH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JgeIndH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JsetAbsH {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     JsetAbsB {
-        off: u32,
+        off: u16,
         k: u32,
+        jt: u32,
+        jf: u32,
+    },
+    /// `ld [off]; and #mask; jeq #k`, the network match of `net` primitives; `mask` and `k` are
+    /// `masks[mk]`, kept aside so that every `Op` stays 16 bytes.
+    JeqMaskAbsW {
+        off: u16,
+        mk: u16,
         jt: u32,
         jf: u32,
     },
     /// `ldh [x + off]; jge #0` (always true, to the next-but-one instruction); `jgt #k`: the
     /// lower-bound-free range test of `portrange` (counts as three instructions).
     JgtIndHRange {
-        off: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
     },
     /// `ldh [off]; jge #0; jgt #k`, the same with an absolute offset.
     JgtAbsHRange {
-        off: u32,
-        k: u32,
-        jt: u32,
-        jf: u32,
-    },
-    /// `ld [off]; and #mask; jeq #k`: the network-match triple of `net` primitives.
-    JeqMaskAbsW {
-        off: u32,
-        mask: u32,
+        off: u16,
         k: u32,
         jt: u32,
         jf: u32,
@@ -266,6 +266,8 @@ pub struct Interpreter {
     ops: Box<[Op]>,
     /// Return values of `ret #k` instructions that jumps go to directly (see [`RET_TARGET`]).
     rets: Box<[u32]>,
+    /// `(mask, k)` pairs of [`Op::JeqMaskAbsW`].
+    masks: Box<[(u32, u32)]>,
     flavor: Flavor,
     /// Whether any instruction touches `M[]`; if none does, the run skips zeroing it.
     uses_memory: bool,
@@ -281,12 +283,12 @@ impl Interpreter {
     pub fn with_flavor(prog: &Validated, flavor: Flavor) -> Self {
         let mut ops: Vec<Op> =
             prog.insns().iter().enumerate().map(|(i, insn)| decode(insn, i, flavor)).collect();
-        fuse(&mut ops);
+        let masks = fuse(&mut ops);
         let rets = shortcut_returns(&mut ops);
         let uses_memory = ops
             .iter()
             .any(|op| matches!(op, Op::LdMem(_) | Op::LdxMem(_) | Op::St(_) | Op::Stx(_)));
-        Interpreter { ops: ops.into(), rets: rets.into(), flavor, uses_memory }
+        Interpreter { ops: ops.into(), rets: rets.into(), masks: masks.into(), flavor, uses_memory }
     }
 
     /// The semantics this interpreter follows.
@@ -301,22 +303,46 @@ impl Interpreter {
     pub fn run(&self, pkt: &[u8], wire_len: u32) -> u32 {
         let mut count = 0;
         if self.uses_memory {
-            exec::<false, true>(&self.ops, &self.rets, pkt, wire_len, None, &mut count)
+            exec::<false, true>(&self.ops, &self.rets, &self.masks, pkt, wire_len, None, &mut count)
         } else {
-            exec::<false, false>(&self.ops, &self.rets, pkt, wire_len, None, &mut count)
+            exec::<false, false>(
+                &self.ops,
+                &self.rets,
+                &self.masks,
+                pkt,
+                wire_len,
+                None,
+                &mut count,
+            )
         }
     }
 
     /// Runs the filter with packet metadata (its `wire_len` is the wire length).
     pub fn run_with_meta(&self, pkt: &[u8], meta: &PacketMeta) -> u32 {
         let mut count = 0;
-        exec::<false, true>(&self.ops, &self.rets, pkt, meta.wire_len, Some(meta), &mut count)
+        exec::<false, true>(
+            &self.ops,
+            &self.rets,
+            &self.masks,
+            pkt,
+            meta.wire_len,
+            Some(meta),
+            &mut count,
+        )
     }
 
     /// [`Interpreter::run`], also counting executed instructions.
     pub fn run_counted(&self, pkt: &[u8], wire_len: u32) -> Counted {
         let mut executed = 0;
-        let ret = exec::<true, true>(&self.ops, &self.rets, pkt, wire_len, None, &mut executed);
+        let ret = exec::<true, true>(
+            &self.ops,
+            &self.rets,
+            &self.masks,
+            pkt,
+            wire_len,
+            None,
+            &mut executed,
+        );
         Counted { ret, executed }
     }
 
@@ -326,6 +352,7 @@ impl Interpreter {
         let ret = exec::<true, true>(
             &self.ops,
             &self.rets,
+            &self.masks,
             pkt,
             meta.wire_len,
             Some(meta),
@@ -341,6 +368,7 @@ impl Interpreter {
 fn exec<const COUNT: bool, const MEMORY: bool>(
     ops: &[Op],
     rets: &[u32],
+    masks: &[(u32, u32)],
     pkt: &[u8],
     wire_len: u32,
     meta: Option<&PacketMeta>,
@@ -487,6 +515,19 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                     fused!(load_h(pkt, off as usize), |v| v > k, jt, jf)
                 }
                 // The skipped `jge #0` counts once the load has succeeded.
+                Op::JeqMaskAbsW { off, mk, jt, jf } => {
+                    let (mask, k) = masks.get(usize::from(mk)).copied().unwrap_or((0, 1));
+                    match load_w(pkt, usize::from(off)) {
+                        Some(v) => {
+                            a = v & mask;
+                            if COUNT {
+                                *count += 2;
+                            }
+                            goto!(if a == k { jt } else { jf });
+                        }
+                        None => return 0,
+                    }
+                }
                 Op::JgtIndHRange { off, k, jt, jf } => fused!(
                     load_h(pkt, x as usize + off as usize),
                     |v| {
@@ -521,16 +562,6 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                 Op::JsetAbsH { off, k, jt, jf } => {
                     fused!(load_h(pkt, off as usize), |v| v & k != 0, jt, jf)
                 }
-                Op::JeqMaskAbsW { off, mask, k, jt, jf } => match load_w(pkt, off as usize) {
-                    Some(v) => {
-                        a = v & mask;
-                        if COUNT {
-                            *count += 2;
-                        }
-                        goto!(if a == k { jt } else { jf });
-                    }
-                    None => return 0,
-                },
                 Op::JsetAbsB { off, k, jt, jf } => {
                     fused!(load_b(pkt, off as usize), |v| v & k != 0, jt, jf)
                 }
@@ -641,23 +672,31 @@ fn shortcut_returns(ops: &mut [Op]) -> Vec<u32> {
 
 /// Replaces each packet load that is followed by a conditional jump on a constant with one
 /// fused instruction (see [`Op::JeqAbsW`]).
-fn fuse(ops: &mut [Op]) {
+/// Fused instructions keep their packet offset in 16 bits, so that every [`Op`] fits in 16
+/// bytes; a load at a larger offset is simply not fused.
+const SHORT: u32 = u16::MAX as u32;
+
+fn fuse(ops: &mut [Op]) -> Vec<(u32, u32)> {
+    let mut masks: Vec<(u32, u32)> = Vec::new();
     for i in 0..ops.len().saturating_sub(2) {
         let next_but_one = (i + 2) as u32;
         ops[i] = match (ops[i], ops[i + 1], ops[i + 2]) {
-            (Op::LdAbsW(off), Op::AndK(mask), Op::JeqK { k, jt, jf }) => {
-                Op::JeqMaskAbsW { off, mask, k, jt, jf }
+            (Op::LdAbsW(off), Op::AndK(mask), Op::JeqK { k, jt, jf })
+                if off <= SHORT && masks.len() <= usize::from(u16::MAX) =>
+            {
+                masks.push((mask, k));
+                Op::JeqMaskAbsW { off: off as u16, mk: (masks.len() - 1) as u16, jt, jf }
             }
             // `jge #0` is always true; fuse only when it goes straight to the `jgt`.
             (Op::LdIndH(off), Op::JgeK { k: 0, jt: t, .. }, Op::JgtK { k, jt, jf })
-                if t == next_but_one =>
+                if t == next_but_one && off <= SHORT =>
             {
-                Op::JgtIndHRange { off, k, jt, jf }
+                Op::JgtIndHRange { off: off as u16, k, jt, jf }
             }
             (Op::LdAbsH(off), Op::JgeK { k: 0, jt: t, .. }, Op::JgtK { k, jt, jf })
-                if t == next_but_one =>
+                if t == next_but_one && off <= SHORT =>
             {
-                Op::JgtAbsHRange { off, k, jt, jf }
+                Op::JgtAbsHRange { off: off as u16, k, jt, jf }
             }
             (op, _, _) => op,
         };
@@ -665,20 +704,41 @@ fn fuse(ops: &mut [Op]) {
     for i in 0..ops.len().saturating_sub(1) {
         let (load, jump) = (ops[i], ops[i + 1]);
         ops[i] = match (load, jump) {
-            (Op::LdAbsW(off), Op::JeqK { k, jt, jf }) => Op::JeqAbsW { off, k, jt, jf },
-            (Op::LdAbsH(off), Op::JeqK { k, jt, jf }) => Op::JeqAbsH { off, k, jt, jf },
-            (Op::LdAbsB(off), Op::JeqK { k, jt, jf }) => Op::JeqAbsB { off, k, jt, jf },
-            (Op::LdIndH(off), Op::JeqK { k, jt, jf }) => Op::JeqIndH { off, k, jt, jf },
-            (Op::LdAbsH(off), Op::JgtK { k, jt, jf }) => Op::JgtAbsH { off, k, jt, jf },
-            (Op::LdIndH(off), Op::JgtK { k, jt, jf }) => Op::JgtIndH { off, k, jt, jf },
-            (Op::LdAbsH(off), Op::JgeK { k, jt, jf }) => Op::JgeAbsH { off, k, jt, jf },
-            (Op::LdIndH(off), Op::JgeK { k, jt, jf }) => Op::JgeIndH { off, k, jt, jf },
-            (Op::LdAbsH(off), Op::JsetK { k, jt, jf }) => Op::JsetAbsH { off, k, jt, jf },
-            (Op::LdAbsB(off), Op::JsetK { k, jt, jf }) => Op::JsetAbsB { off, k, jt, jf },
+            (Op::LdAbsW(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
+                Op::JeqAbsW { off: off as u16, k, jt, jf }
+            }
+            (Op::LdAbsH(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
+                Op::JeqAbsH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdAbsB(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
+                Op::JeqAbsB { off: off as u16, k, jt, jf }
+            }
+            (Op::LdIndH(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
+                Op::JeqIndH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdAbsH(off), Op::JgtK { k, jt, jf }) if off <= SHORT => {
+                Op::JgtAbsH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdIndH(off), Op::JgtK { k, jt, jf }) if off <= SHORT => {
+                Op::JgtIndH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdAbsH(off), Op::JgeK { k, jt, jf }) if off <= SHORT => {
+                Op::JgeAbsH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdIndH(off), Op::JgeK { k, jt, jf }) if off <= SHORT => {
+                Op::JgeIndH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdAbsH(off), Op::JsetK { k, jt, jf }) if off <= SHORT => {
+                Op::JsetAbsH { off: off as u16, k, jt, jf }
+            }
+            (Op::LdAbsB(off), Op::JsetK { k, jt, jf }) if off <= SHORT => {
+                Op::JsetAbsB { off: off as u16, k, jt, jf }
+            }
             // Already fused as a triple, or not a load followed by a jump.
             _ => load,
         };
     }
+    masks
 }
 
 fn load_sized(pkt: &[u8], at: usize, size: Size) -> Option<u32> {

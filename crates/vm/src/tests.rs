@@ -215,3 +215,8 @@ fn range_fusion_counts_each_instruction() {
     assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 4 });
     assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 1 });
 }
+
+#[test]
+fn predecoded_instructions_are_16_bytes() {
+    assert_eq!(std::mem::size_of::<Op>(), 16);
+}
