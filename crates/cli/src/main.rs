@@ -7,6 +7,7 @@
 
 mod bench_cmd;
 mod bpf_cmd;
+mod compile_cmd;
 mod dump;
 mod gen_cmd;
 mod timefmt;
@@ -34,6 +35,8 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Write a deterministic, realistic capture (for benchmarks and trying filters).
     Gen(gen_cmd::GenArgs),
+    /// Compile a filter expression to classic BPF (like `tcpdump -O -d`; unoptimized for now).
+    Compile(compile_cmd::CompileArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
         Some(Command::Gen(args)) => gen_cmd::run(args),
         Some(Command::Bench(args)) => bench_cmd::run(args),
+        Some(Command::Compile(args)) => compile_cmd::run(args),
         None => dump::run(cli.dump),
     };
     match result {

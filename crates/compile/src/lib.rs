@@ -46,6 +46,9 @@
 pub mod analysis;
 pub mod build;
 pub mod emit;
+pub mod r#gen;
 pub mod ir;
 pub mod lift;
 pub mod print;
+
+pub use r#gen::{CompileError, Context, UNSUPPORTED, compile, compile_str, link_type_by_name};

@@ -1,0 +1,234 @@
+//! The code generator as the harness's candidate: the libpcap corpus's accept cases on the
+//! supported link types, and a differential run against the system libpcap on generated
+//! expressions. Wrong answers (a program that returns another value on some packet, or
+//! compiling what libpcap refuses) must be zero; refusals with "not supported by sift yet" are
+//! counted apart. Run with `--nocapture` for the figures.
+
+use std::collections::BTreeMap;
+
+use sift_compile::{Context, UNSUPPORTED, compile_str};
+use sift_filetests::{
+    Candidate, Category, CompileRequest, Corpus, ExprGen, LibpcapCandidate, Options, PacketSets,
+    Report, check_accept, check_differential, dlt, known,
+};
+use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
+use sift_libpcap::Libpcap;
+
+/// The link types the generator supports.
+const LINKS: &[&str] = &[
+    "EN10MB",
+    "RAW",
+    "IPV4",
+    "IPV6",
+    "LINUX_SLL",
+    "LINUX_SLL2",
+    "NULL",
+    "LOOP",
+    "PPP",
+    "C_HDLC",
+    "FDDI",
+    "IEEE802",
+    "SLIP",
+];
+
+struct Sift {
+    resolver: Box<dyn Resolver>,
+    fixtures: bool,
+}
+
+/// The corpus's name fixtures first, then the system's files.
+struct Layered(TableResolver, SystemResolver);
+
+impl Resolver for Layered {
+    fn service(&self, name: &str) -> Option<Service> {
+        self.0.service(name).or_else(|| self.1.service(name))
+    }
+    fn protocol(&self, name: &str) -> Option<u8> {
+        self.0.protocol(name).or_else(|| self.1.protocol(name))
+    }
+    fn host(&self, name: &str) -> Vec<std::net::IpAddr> {
+        let v = self.0.host(name);
+        if v.is_empty() { self.1.host(name) } else { v }
+    }
+    fn ether(&self, name: &str) -> Option<[u8; 6]> {
+        self.0.ether(name).or_else(|| self.1.ether(name))
+    }
+    fn network(&self, name: &str) -> Option<u32> {
+        self.0.network(name).or_else(|| self.1.network(name))
+    }
+}
+
+impl Candidate for Sift {
+    fn name(&self) -> String {
+        "sift-compile".into()
+    }
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<sift_insn::Insn>, String> {
+        let ctx = Context {
+            link_type: req.link.dlt,
+            snaplen: req.snaplen as u32,
+            netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
+            linux_ext: req.linuxext,
+            resolver: &*self.resolver,
+        };
+        compile_str(req.expr, &ctx).map(|p| p.0).map_err(|e| e.message)
+    }
+    fn supports_linuxext(&self) -> bool {
+        true
+    }
+    fn resolves_name_fixtures(&self) -> bool {
+        self.fixtures
+    }
+}
+
+fn opts() -> Options {
+    let n = std::env::var("SIFT_FILETESTS_FAILURES").ok().and_then(|v| v.parse().ok());
+    Options { max_failures: n.unwrap_or(20) }
+}
+
+/// `(unsupported refusals, other refusals, wrong answers)` of a report; wrong answers are
+/// listed in the third element.
+fn tally(r: &Report, explained: bool) -> (usize, Vec<String>, Vec<String>) {
+    let (mut unsupported, mut refused, mut wrong) = (0, Vec::new(), Vec::new());
+    for f in &r.all_failures {
+        let refusal = f.category == Category::CompileError
+            || (f.category == Category::AcceptDiffers && f.detail.starts_with("candidate refused"));
+        if refusal && f.detail.contains(UNSUPPORTED) {
+            unsupported += 1;
+        } else if refusal {
+            refused.push(f.to_string());
+        } else if !(explained && known::classify(f).is_some()) {
+            wrong.push(f.to_string());
+        }
+    }
+    (unsupported, refused, wrong)
+}
+
+#[test]
+fn corpus_accept_cases_on_supported_link_types() {
+    let Some(dir) = sift_testkit::libpcap_corpus() else { return };
+    let Some(corpus) = sift_testkit::oracle("libpcap corpus", Corpus::load(&dir)) else { return };
+    let mut fixtures = TableResolver::empty();
+    if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
+        fixtures.load_mixed(&text);
+    }
+    let cand =
+        Sift { resolver: Box::new(Layered(fixtures, SystemResolver::new())), fixtures: true };
+    let mut sets = PacketSets::new(0x51f7, 1000, 200, Some(dir.join("captures")));
+    let (mut passed, mut all_wrong, mut all_refused) = (0, Vec::new(), Vec::new());
+    for link in LINKS {
+        let cases: Vec<_> =
+            corpus.accept.iter().filter(|c| c.link.name == *link).cloned().collect();
+        let r = check_accept(&cand, &cases, &mut sets, opts());
+        let (unsupported, refused, wrong) = tally(&r, true);
+        let explained = r.failed() - unsupported - refused.len() - wrong.len();
+        println!(
+            "accept {link:>10}: {:>4} cases, {:>4} passed, {:>3} unsupported, {:>3} refused, \
+             {:>3} wrong, {:>3} known 1.10/1.11 differences, {:>3} skipped, {} identical listings",
+            r.total,
+            r.passed,
+            unsupported,
+            refused.len(),
+            wrong.len(),
+            explained,
+            r.skipped.values().sum::<usize>(),
+            r.figures.get("identical programs (unopt)").copied().unwrap_or(0),
+        );
+        if std::env::var("SIFT_SHOW_UNSUPPORTED").is_ok() {
+            let mut by: BTreeMap<String, usize> = BTreeMap::new();
+            for f in r.all_failures.iter().filter(|f| f.detail.contains(UNSUPPORTED)) {
+                *by.entry(f.detail.clone()).or_default() += 1;
+            }
+            println!("{by:#?}");
+        }
+        passed += r.passed;
+        all_wrong.extend(wrong);
+        all_refused.extend(refused);
+    }
+    println!("accept total passed: {passed}");
+    for f in &all_refused {
+        println!("  refused: {f}");
+    }
+    assert!(all_wrong.is_empty(), "{} wrong answers:\n{}", all_wrong.len(), all_wrong.join("\n"));
+    assert!(passed >= 995, "only {passed} accept cases passed (pinned: 995)");
+}
+
+#[test]
+fn differential_against_libpcap() {
+    let Some(pcap) = sift_testkit::oracle("system libpcap", Libpcap::load()) else { return };
+    let reference = LibpcapCandidate { pcap: &pcap, optimize: false };
+    let cand = Sift { resolver: Box::new(SystemResolver::new()), fixtures: false };
+    let mut totals = BTreeMap::new();
+    let mut all_wrong = Vec::new();
+    for (i, name) in ["EN10MB", "RAW", "LINUX_SLL"].into_iter().enumerate() {
+        let link = dlt::by_name(name).unwrap();
+        let mut sets = PacketSets::new(0xd1ff + i as u64, 800, 150, None);
+        let set = sets.get(link).clone();
+        let exprs = ExprGen::new(0xe4 + i as u64, name).take(1000);
+        let r = check_differential(&cand, &reference, &exprs, &set, opts());
+        let (unsupported, refused, wrong) = tally(&r, false);
+        let compiled = r.figures.get("both compiled").copied().unwrap_or(0);
+        let identical = r.figures.get("identical programs").copied().unwrap_or(0);
+        println!(
+            "differential {name:>9}: {} exprs, {} passed ({compiled} both compiled, {identical} \
+             byte-identical), {unsupported} unsupported, {} other refusals, {} wrong",
+            r.total,
+            r.passed,
+            refused.len(),
+            wrong.len()
+        );
+        for f in refused.iter().take(10) {
+            println!("  refused: {f}");
+        }
+        if std::env::var("SIFT_SHOW_UNSUPPORTED").is_ok() {
+            let mut by: BTreeMap<String, usize> = BTreeMap::new();
+            for f in r.all_failures.iter().filter(|f| f.detail.contains(UNSUPPORTED)) {
+                *by.entry(f.detail.clone()).or_default() += 1;
+            }
+            println!("{by:#?}");
+        }
+        totals.insert(name, r.passed);
+        all_wrong.extend(wrong);
+    }
+    assert!(all_wrong.is_empty(), "{} wrong answers:\n{}", all_wrong.len(), all_wrong.join("\n"));
+    // Pinned lower bounds (passes include expressions both refuse).
+    for (name, passed) in totals {
+        let bound = match name {
+            "EN10MB" => 910,
+            "RAW" => 910,
+            _ => 885,
+        };
+        assert!(passed >= bound, "{name}: only {passed} passed (pinned: {bound})");
+    }
+}
+
+/// More link types, fewer expressions: zero wrong answers.
+#[test]
+fn differential_more_link_types() {
+    let Some(pcap) = sift_testkit::oracle("system libpcap", Libpcap::load()) else { return };
+    let reference = LibpcapCandidate { pcap: &pcap, optimize: false };
+    let cand = Sift { resolver: Box::new(SystemResolver::new()), fixtures: false };
+    let mut all_wrong = Vec::new();
+    for (i, name) in ["LINUX_SLL2", "NULL", "PPP", "FDDI", "IPV4"].into_iter().enumerate() {
+        let link = dlt::by_name(name).unwrap();
+        let mut sets = PacketSets::new(0x3a + i as u64, 600, 100, None);
+        let set = sets.get(link).clone();
+        let exprs = ExprGen::new(0x3a + i as u64, name).take(400);
+        let r = check_differential(&cand, &reference, &exprs, &set, opts());
+        let (unsupported, refused, wrong) = tally(&r, false);
+        println!(
+            "differential {name:>10}: {} exprs, {} passed ({} both compiled), {unsupported} \
+             unsupported, {} other refusals, {} wrong",
+            r.total,
+            r.passed,
+            r.figures.get("both compiled").copied().unwrap_or(0),
+            refused.len(),
+            wrong.len()
+        );
+        for f in refused.iter().take(10) {
+            println!("  refused: {f}");
+        }
+        assert!(r.passed >= 300, "{name}: only {} passed", r.passed);
+        all_wrong.extend(wrong);
+    }
+    assert!(all_wrong.is_empty(), "{} wrong answers:\n{}", all_wrong.len(), all_wrong.join("\n"));
+}
