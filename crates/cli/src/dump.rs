@@ -1,9 +1,12 @@
-//! The tcpdump-like default mode: read a capture, then write or print its packets.
+//! The tcpdump-like default mode: read a capture, filter it, then write or print its packets.
 //!
-//! `sift -r FILE [-w OUT] [-c N] [--pcapng] [--time-stamp-precision=nano]` copies packets as
-//! `tcpdump -r FILE -w OUT` does (same packets, bytes, timestamps, link type and snaplen in the
-//! header), and can write pcapng, which tcpdump cannot. Without `-w` it prints one line per
-//! packet. Damage in the input stops the read with an error naming the file and byte offset,
+//! `sift -r FILE [-w OUT] [-c N] [-F FILE] [--engine jit|interp] [--pcapng]
+//! [--time-stamp-precision=nano] [EXPR]` keeps the packets the filter accepts, as
+//! `tcpdump -r FILE -w OUT EXPR` does (same packets, bytes, timestamps, link type and snaplen in
+//! the header), and can write pcapng, which tcpdump cannot. The expression is compiled for each
+//! link type met in the file (pcapng can mix them), with the file's snapshot length as the accept
+//! value, and runs in the JIT (the interpreter elsewhere, or with `--engine interp`). Without
+//! `-w` it prints one line per packet. Damage in the input stops the read with an error naming the file and byte offset,
 //! after every intact packet before it has been written and the output flushed.
 
 use std::fs::File;
@@ -35,6 +38,13 @@ pub struct DumpArgs {
     /// Shorthand for --time-stamp-precision=nano.
     #[arg(long = "nano", hide = true)]
     pub nano: bool,
+    /// Read the filter expression from FILE (`#` starts a comment); any expression argument is
+    /// then ignored, as with tcpdump.
+    #[arg(short = 'F', value_name = "FILE")]
+    pub filter_file: Option<PathBuf>,
+    /// The filter engine: `jit` (the default on x86-64) or `interp`.
+    #[arg(long, value_enum)]
+    pub engine: Option<crate::bpf_cmd::Engine>,
     /// A filter expression (pcap-filter syntax).
     #[arg(value_name = "EXPRESSION", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expression: Vec<String>,
@@ -74,15 +84,71 @@ enum Sink {
     },
 }
 
+/// The compiled filter, per link type (a pcapng file may hold several).
+struct Filters {
+    expr: String,
+    engine: Option<crate::bpf_cmd::Engine>,
+    resolver: sift_filter::SystemResolver,
+    by_link_type: std::collections::HashMap<u16, sift_jit::Filter>,
+}
+
+impl Filters {
+    /// Whether the packet passes, compiling the expression for its link type on first use.
+    fn accepts(&mut self, packet: &Packet<'_>, iface: &Interface) -> anyhow::Result<bool> {
+        self.prepare(iface)?;
+        Ok(self.by_link_type[&packet.link_type].run(packet.data, packet.wire_len) != 0)
+    }
+
+    /// Compiles the expression for the interface's link type, unless that was done already.
+    fn prepare(&mut self, iface: &Interface) -> anyhow::Result<()> {
+        if !self.by_link_type.contains_key(&iface.link_type) {
+            let snaplen = if iface.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { iface.snaplen };
+            let ctx = sift_compile::Context {
+                link_type: sift_compile::dlt_from_linktype(iface.link_type),
+                snaplen,
+                // tcpdump reading a file passes netmask 0 (not "unknown"), so `ip broadcast`
+                // compiles and matches only 255.255.255.255 and 0.0.0.0.
+                netmask: Some(0),
+                linux_ext: false,
+                resolver: &self.resolver,
+            };
+            let prog = sift_compile::compile_str(&self.expr, &ctx)
+                .map_err(|e| anyhow::anyhow!("{}", e.render(&self.expr).trim_end()))?;
+            let validated =
+                sift_verify::validate(&prog, sift_verify::Mode::Libpcap).map_err(|e| {
+                    anyhow::anyhow!("internal error: the compiled filter is invalid: {e}")
+                })?;
+            let filter = match self.engine {
+                Some(crate::bpf_cmd::Engine::Interp) => sift_jit::Filter::interpreter(&validated),
+                _ => sift_jit::Filter::new(&validated),
+            };
+            self.by_link_type.insert(iface.link_type, filter);
+        }
+        Ok(())
+    }
+}
+
+/// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces).
+fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
+    let text = match &args.filter_file {
+        Some(path) => {
+            let raw = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read the filter file", path.display()))?;
+            sift_filter::strip_comments(&raw)
+        }
+        None => args.expression.join(" "),
+    };
+    Ok(if text.trim().is_empty() { None } else { Some(text) })
+}
+
 /// Runs the default mode.
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
-    if !args.expression.is_empty() {
-        bail!(
-            "filter expressions are not supported by sift yet (got '{}'); \
-             this build can only copy or print whole captures",
-            args.expression.join(" ")
-        );
-    }
+    let mut filters = expression(&args)?.map(|expr| Filters {
+        expr,
+        engine: args.engine,
+        resolver: sift_filter::SystemResolver::new(),
+        by_link_type: std::collections::HashMap::new(),
+    });
     let Some(input) = args.read.clone() else {
         bail!("no input: give a capture file with -r FILE (live capture is not supported yet)");
     };
@@ -101,6 +167,10 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         eprintln!("reading from file {shown}, pcapng");
     }
 
+    // Like tcpdump, compile before writing anything, so a bad expression leaves no output file.
+    if let (Some(f), Some(first)) = (filters.as_mut(), reader.interfaces().first()) {
+        f.prepare(first)?;
+    }
     let mut sink: Option<Sink> = None;
     let mut copied: u64 = 0;
     let limit = args.count.unwrap_or(u64::MAX);
@@ -115,6 +185,13 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
             Ok(None) => break Ok(()),
             Err(e) => break Err(anyhow::Error::new(e).context(shown.clone())),
         };
+        if let Some(f) = filters.as_mut() {
+            match f.accepts(&packet, &interfaces[packet.interface as usize]) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => break Err(e),
+            }
+        }
         if sink.is_none() {
             match open_sink(&args, precision, &interfaces[packet.interface as usize]) {
                 Ok(s) => sink = Some(s),
@@ -132,7 +209,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         copied += 1;
     };
     // A capture with no packets still gets a valid output file, as with tcpdump.
-    if sink.is_none() && args.write.is_some() {
+    if sink.is_none() && args.write.is_some() && outcome.is_ok() {
         let first = reader.interfaces().first().cloned();
         let fallback =
             first.unwrap_or_else(|| Interface::new(1, sift_pcap::MAX_CAPLEN, TsResolution::MICRO));

@@ -308,13 +308,18 @@ fn printing_gives_one_line_per_packet() {
 
 #[test]
 fn usage_errors_exit_1_with_a_reason() {
-    let o = run(sift().args(["-r", "x.pcap", "tcp", "port", "80"]));
+    // A bad expression: located diagnostic, exit 1, no output file.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("never.pcap");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
+    let o = run(sift().args(["-r", sample, "-w"]).arg(&out).args(["tcp", "port", "8o"]));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("filter expressions are not supported by sift yet (got 'tcp port 80')"),
+        stderr(&o).contains("unknown port '8o'") && stderr(&o).contains("^^"),
         "{}",
         stderr(&o)
     );
+    assert!(!out.exists(), "a bad filter must not create the output file");
     let o = run(&mut sift());
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no input"), "{}", stderr(&o));

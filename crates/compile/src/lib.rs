@@ -51,4 +51,6 @@ pub mod ir;
 pub mod lift;
 pub mod print;
 
-pub use r#gen::{CompileError, Context, UNSUPPORTED, compile, compile_str, link_type_by_name};
+pub use r#gen::{
+    CompileError, Context, UNSUPPORTED, compile, compile_str, dlt_from_linktype, link_type_by_name,
+};

@@ -59,6 +59,20 @@ pub fn link_type_by_name(name: &str) -> Option<i32> {
     link::SUPPORTED.iter().find(|(n, _)| n.eq_ignore_ascii_case(bare)).map(|&(_, d)| d)
 }
 
+/// The Linux DLT number for a LINKTYPE number as stored in pcap and pcapng files. They are the
+/// same except where libpcap remaps historical values (`LINKTYPE_RAW` 101 is `DLT_RAW` 12 on
+/// Linux, and the BSD/ATM types 100–106).
+pub fn dlt_from_linktype(linktype: u16) -> i32 {
+    match linktype {
+        100 => 11, // ATM_RFC1483
+        101 => 12, // RAW
+        102 => 15, // SLIP_BSDOS
+        103 => 16, // PPP_BSDOS
+        106 => 19, // ATM_CLIP
+        other => i32::from(other),
+    }
+}
+
 /// The text every "sift cannot do this yet" error contains (tests count them separately).
 pub const UNSUPPORTED: &str = "not supported by sift yet";
 
