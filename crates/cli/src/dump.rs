@@ -172,6 +172,9 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         f.prepare(first)?;
     }
     let mut sink: Option<Sink> = None;
+    // A filter that cannot be compiled leaves no output, as with tcpdump; a damaged capture
+    // still gets its (possibly empty) output file.
+    let mut filter_failed = false;
     let mut copied: u64 = 0;
     let limit = args.count.unwrap_or(u64::MAX);
     // The loop ends at the end of the input, at the count, or at the first error; in every case
@@ -189,7 +192,10 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
             match f.accepts(&packet, &interfaces[packet.interface as usize]) {
                 Ok(true) => {}
                 Ok(false) => continue,
-                Err(e) => break Err(e),
+                Err(e) => {
+                    filter_failed = true;
+                    break Err(e);
+                }
             }
         }
         if sink.is_none() {
@@ -209,7 +215,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         copied += 1;
     };
     // A capture with no packets still gets a valid output file, as with tcpdump.
-    if sink.is_none() && args.write.is_some() && outcome.is_ok() {
+    if sink.is_none() && args.write.is_some() && !filter_failed {
         let first = reader.interfaces().first().cloned();
         let fallback =
             first.unwrap_or_else(|| Interface::new(1, sift_pcap::MAX_CAPLEN, TsResolution::MICRO));
