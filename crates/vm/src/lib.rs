@@ -703,38 +703,24 @@ fn fuse(ops: &mut [Op]) -> Vec<(u32, u32)> {
     }
     for i in 0..ops.len().saturating_sub(1) {
         let (load, jump) = (ops[i], ops[i + 1]);
+        // Only loads whose offset fits in 16 bits are fused (already-fused triples are not
+        // plain loads, so they stay as they are).
+        let off = match load {
+            Op::LdAbsW(o) | Op::LdAbsH(o) | Op::LdAbsB(o) | Op::LdIndH(o) => u16::try_from(o).ok(),
+            _ => None,
+        };
+        let Some(off) = off else { continue };
         ops[i] = match (load, jump) {
-            (Op::LdAbsW(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
-                Op::JeqAbsW { off: off as u16, k, jt, jf }
-            }
-            (Op::LdAbsH(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
-                Op::JeqAbsH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdAbsB(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
-                Op::JeqAbsB { off: off as u16, k, jt, jf }
-            }
-            (Op::LdIndH(off), Op::JeqK { k, jt, jf }) if off <= SHORT => {
-                Op::JeqIndH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdAbsH(off), Op::JgtK { k, jt, jf }) if off <= SHORT => {
-                Op::JgtAbsH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdIndH(off), Op::JgtK { k, jt, jf }) if off <= SHORT => {
-                Op::JgtIndH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdAbsH(off), Op::JgeK { k, jt, jf }) if off <= SHORT => {
-                Op::JgeAbsH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdIndH(off), Op::JgeK { k, jt, jf }) if off <= SHORT => {
-                Op::JgeIndH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdAbsH(off), Op::JsetK { k, jt, jf }) if off <= SHORT => {
-                Op::JsetAbsH { off: off as u16, k, jt, jf }
-            }
-            (Op::LdAbsB(off), Op::JsetK { k, jt, jf }) if off <= SHORT => {
-                Op::JsetAbsB { off: off as u16, k, jt, jf }
-            }
-            // Already fused as a triple, or not a load followed by a jump.
+            (Op::LdAbsW(_), Op::JeqK { k, jt, jf }) => Op::JeqAbsW { off, k, jt, jf },
+            (Op::LdAbsH(_), Op::JeqK { k, jt, jf }) => Op::JeqAbsH { off, k, jt, jf },
+            (Op::LdAbsB(_), Op::JeqK { k, jt, jf }) => Op::JeqAbsB { off, k, jt, jf },
+            (Op::LdIndH(_), Op::JeqK { k, jt, jf }) => Op::JeqIndH { off, k, jt, jf },
+            (Op::LdAbsH(_), Op::JgtK { k, jt, jf }) => Op::JgtAbsH { off, k, jt, jf },
+            (Op::LdIndH(_), Op::JgtK { k, jt, jf }) => Op::JgtIndH { off, k, jt, jf },
+            (Op::LdAbsH(_), Op::JgeK { k, jt, jf }) => Op::JgeAbsH { off, k, jt, jf },
+            (Op::LdIndH(_), Op::JgeK { k, jt, jf }) => Op::JgeIndH { off, k, jt, jf },
+            (Op::LdAbsH(_), Op::JsetK { k, jt, jf }) => Op::JsetAbsH { off, k, jt, jf },
+            (Op::LdAbsB(_), Op::JsetK { k, jt, jf }) => Op::JsetAbsB { off, k, jt, jf },
             _ => load,
         };
     }
