@@ -359,23 +359,7 @@ impl<'a> Parser<'a> {
             self.bump();
             let pq = Some((p, start));
             return match self.peek() {
-                Tok::Kw(
-                    Kw::Src
-                    | Kw::Dst
-                    | Kw::Host
-                    | Kw::Net
-                    | Kw::Port
-                    | Kw::Portrange
-                    | Kw::Proto
-                    | Kw::Protochain
-                    | Kw::Gateway
-                    | Kw::Ra
-                    | Kw::Ta
-                    | Kw::Addr1
-                    | Kw::Addr2
-                    | Kw::Addr3
-                    | Kw::Addr4,
-                ) => self.head(pq),
+                Tok::Kw(k) if starts_head(*k) => self.head(pq),
                 Tok::Kw(Kw::Broadcast) => {
                     self.bump();
                     self.prim(Primitive::Broadcast(Some(p)), start)
@@ -395,21 +379,7 @@ impl<'a> Parser<'a> {
             };
         }
         match k {
-            Kw::Src
-            | Kw::Dst
-            | Kw::Host
-            | Kw::Net
-            | Kw::Port
-            | Kw::Portrange
-            | Kw::Proto
-            | Kw::Protochain
-            | Kw::Gateway
-            | Kw::Ra
-            | Kw::Ta
-            | Kw::Addr1
-            | Kw::Addr2
-            | Kw::Addr3
-            | Kw::Addr4 => self.head(None),
+            k if starts_head(k) => self.head(None),
             Kw::Broadcast => {
                 self.bump();
                 self.prim(Primitive::Broadcast(None), start)
@@ -939,4 +909,26 @@ fn head_span(q: Quals, id: Span) -> Span {
         .into_iter()
         .flatten()
         .fold(id, Span::cover)
+}
+
+/// Keywords that start the direction/type part of a primitive (`[proto] [dir] [type] id`).
+fn starts_head(k: Kw) -> bool {
+    matches!(
+        k,
+        Kw::Src
+            | Kw::Dst
+            | Kw::Host
+            | Kw::Net
+            | Kw::Port
+            | Kw::Portrange
+            | Kw::Proto
+            | Kw::Protochain
+            | Kw::Gateway
+            | Kw::Ra
+            | Kw::Ta
+            | Kw::Addr1
+            | Kw::Addr2
+            | Kw::Addr3
+            | Kw::Addr4
+    )
 }
