@@ -15,27 +15,18 @@ fn resolver() -> TableResolver {
 }
 
 fn run(path: &Path, r: &TableResolver) -> usize {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut out = String::new();
-    let mut n = 0;
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        let Some(name) = line.strip_prefix("=== ") else { continue };
-        let input = lines.next().and_then(|l| l.strip_prefix("input:")).expect("input line");
-        let input = input.strip_prefix(' ').unwrap_or(input);
-        while lines.peek().is_some_and(|l| !l.starts_with("=== ")) {
-            lines.next();
-        }
+    let mut failed = Vec::new();
+    let n = sift_testkit::golden_cases(path, |name, input| {
         let src = input.replace("{NL}", "\n");
-        out.push_str(&format!("=== {name}\ninput: {input}\n"));
         match parse_with(&src, r) {
-            Ok(e) => out.push_str(&format!("UNEXPECTED SUCCESS: {e:?}\n")),
-            Err(e) => out.push_str(&e.render(&src)),
+            Ok(e) => {
+                failed.push(name.to_string());
+                format!("UNEXPECTED SUCCESS: {e:?}\n")
+            }
+            Err(e) => e.render(&src),
         }
-        n += 1;
-    }
-    sift_testkit::golden(path, &out);
-    assert!(!out.contains("UNEXPECTED SUCCESS"), "{}: a case parsed", path.display());
+    });
+    assert!(failed.is_empty(), "{}: these cases parsed: {failed:?}", path.display());
     n
 }
 

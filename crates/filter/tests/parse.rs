@@ -5,34 +5,23 @@
 use std::path::Path;
 
 fn run(path: &Path) -> usize {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut out = String::new();
-    let mut n = 0;
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        let Some(name) = line.strip_prefix("=== ") else { continue };
-        let input = lines.next().and_then(|l| l.strip_prefix("input:")).expect("input line");
-        let input = input.strip_prefix(' ').unwrap_or(input);
-        while lines.peek().is_some_and(|l| !l.starts_with("=== ")) {
-            lines.next();
+    let mut failed = Vec::new();
+    let n = sift_testkit::golden_cases(path, |name, input| match sift_filter::parse(input) {
+        Ok(e) => {
+            let printed = e.map(|e| e.to_string()).unwrap_or_default();
+            let again = sift_filter::parse(&printed)
+                .unwrap_or_else(|err| panic!("{name}: canonical form does not parse: {err}"))
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert_eq!(again, printed, "{name}: print is not a fixed point");
+            format!("output: {printed}\n")
         }
-        out.push_str(&format!("=== {name}\ninput: {input}\n"));
-        match sift_filter::parse(input) {
-            Ok(e) => {
-                let printed = e.map(|e| e.to_string()).unwrap_or_default();
-                let again = sift_filter::parse(&printed)
-                    .unwrap_or_else(|err| panic!("{name}: canonical form does not parse: {err}"))
-                    .map(|e| e.to_string())
-                    .unwrap_or_default();
-                assert_eq!(again, printed, "{name}: print is not a fixed point");
-                out.push_str(&format!("output: {printed}\n"));
-            }
-            Err(e) => out.push_str(&format!("UNEXPECTED ERROR\n{}", e.render(input))),
+        Err(e) => {
+            failed.push(name.to_string());
+            format!("UNEXPECTED ERROR\n{}", e.render(input))
         }
-        n += 1;
-    }
-    sift_testkit::golden(path, &out);
-    assert!(!out.contains("UNEXPECTED ERROR"), "{}: a case failed to parse", path.display());
+    });
+    assert!(failed.is_empty(), "{}: these cases failed to parse: {failed:?}", path.display());
     n
 }
 

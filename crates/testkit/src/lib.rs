@@ -115,3 +115,29 @@ pub fn golden(path: &Path, actual: &str) {
         );
     }
 }
+
+/// Runs a case file of the form `=== NAME`, `input: TEXT`, followed by expected output lines:
+/// for each case, `render(name, input)` produces the expected lines, and the whole file is
+/// checked (or with `BLESS=1` rewritten) by [`golden`]. Returns the number of cases.
+pub fn golden_cases(path: &Path, mut render: impl FnMut(&str, &str) -> String) -> usize {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = String::new();
+    let mut n = 0;
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(name) = line.strip_prefix("=== ") else { continue };
+        let input = lines
+            .next()
+            .and_then(|l| l.strip_prefix("input:"))
+            .unwrap_or_else(|| panic!("{}: case {name} has no `input:` line", path.display()));
+        let input = input.strip_prefix(' ').unwrap_or(input);
+        while lines.peek().is_some_and(|l| !l.starts_with("=== ")) {
+            lines.next();
+        }
+        out.push_str(&format!("=== {name}\ninput: {input}\n"));
+        out.push_str(&render(name, input));
+        n += 1;
+    }
+    golden(path, &out);
+    n
+}
