@@ -6,6 +6,12 @@
 //! what it cost to prepare (compile time, code size). `libpcap` is the system libpcap's
 //! `bpf_filter`, loaded with dlopen, as the reference. Engines must agree on every packet before
 //! they are timed; a disagreement is an error.
+//!
+//! The filter is either a classic BPF program (`--program PROG`, every engine runs the same
+//! instructions) or a pcap-filter expression. An expression is compiled for the capture's link
+//! type by sift for sift's engines, and by the system libpcap's `pcap_compile` (optimizing, as
+//! tcpdump does) for the `libpcap` engine: each engine runs the program its users would get,
+//! and only accept/reject must agree.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,29 +40,59 @@ pub struct BenchArgs {
     /// An engine to run (repeat for several); default: interp, jit and libpcap.
     #[arg(long = "engine", value_enum)]
     pub engines: Vec<BenchEngine>,
-    /// The classic BPF program (any text form: tcpdump -d/-dd/-ddd, bpf_asm).
-    #[arg(long, value_name = "PROG")]
-    pub program: PathBuf,
+    /// The classic BPF program (any text form: tcpdump -d/-dd/-ddd, bpf_asm), instead of an
+    /// expression.
+    #[arg(long, value_name = "PROG", conflicts_with = "expression")]
+    pub program: Option<PathBuf>,
     /// Minimum time per engine, in seconds.
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
+    /// The filter expression (pcap-filter syntax), when no --program is given.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "EXPR")]
+    pub expression: Vec<String>,
+}
+
+/// What the engines run: one program for all, or an expression each compiles its own way.
+enum Source {
+    Program(sift_insn::Program),
+    Expression(String),
 }
 
 /// Runs `sift bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let prog = crate::bpf_cmd::read_program(&args.program)?;
-    let validated = validate(&prog, Mode::Libpcap)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.program.display()))?;
+    let source = match (&args.program, args.expression.is_empty()) {
+        (Some(path), _) => Source::Program(crate::bpf_cmd::read_program(path)?),
+        (None, false) => Source::Expression(args.expression.join(" ")),
+        (None, true) => bail!("give a filter expression or --program PROG"),
+    };
     let packets = load(&args.capture)?;
     if packets.spans.is_empty() {
         bail!("{}: no packets to run over", args.capture.display());
     }
-    let bytes = packets.bytes.len();
+    let resolver = sift_filter::SystemResolver::new();
+    let started = Instant::now();
+    let (prog, what) = match &source {
+        Source::Program(p) => (p.clone(), args.program.as_ref().map(|p| p.display().to_string())),
+        Source::Expression(e) => {
+            let p =
+                crate::dump::compile_for_file(e, &resolver, packets.link_type, packets.snaplen)?;
+            (p, None)
+        }
+    };
+    let sift_compile_time = started.elapsed();
+    let validated = validate(&prog, Mode::Libpcap).map_err(|e| {
+        anyhow::anyhow!("{}: {e}", what.as_deref().unwrap_or("the compiled program"))
+    })?;
     println!(
-        "{} packets ({} bytes) from {}, program of {} instructions",
+        "{} packets ({} bytes) from {}, {} {} instructions",
         packets.spans.len(),
-        bytes,
+        packets.bytes.len(),
         args.capture.display(),
+        match source {
+            Source::Program(_) => "program of".to_owned(),
+            Source::Expression(_) =>
+                format!("compiled by sift in {:.1} µs to", micros(sift_compile_time)),
+        },
         prog.len()
     );
     let engines = if args.engines.is_empty() {
@@ -90,10 +126,33 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                         continue;
                     }
                 };
+                let (own, note) = match &source {
+                    Source::Program(_) => (None, lib.version()),
+                    Source::Expression(e) => {
+                        let started = Instant::now();
+                        let p = lib
+                            .compile(
+                                sift_compile::dlt_from_linktype(packets.link_type),
+                                packets.snaplen.min(i32::MAX as u32) as i32,
+                                e,
+                                true,
+                                0,
+                            )
+                            .map_err(|m| anyhow::anyhow!("libpcap cannot compile it: {m}"))?;
+                        let note = format!(
+                            "pcap_compile -O {:.1} µs to {} instructions, {}",
+                            micros(started.elapsed()),
+                            p.len(),
+                            lib.version()
+                        );
+                        (Some(p), note)
+                    }
+                };
+                let insns = own.as_deref().unwrap_or(prog.insns());
                 let f = lib
-                    .prepare(prog.insns())
+                    .prepare(insns)
                     .map_err(|e| anyhow::anyhow!("libpcap cannot run the program: {e}"))?;
-                bench.run("libpcap", &lib.version(), |p, w| f.run(p, w))?;
+                bench.run("libpcap", &note, |p, w| f.run(p, w))?;
             }
         }
     }
@@ -120,6 +179,8 @@ impl Bench<'_> {
         let verdicts: Vec<u32> = self.packets.iter().map(|(p, w)| engine(p, w)).collect();
         match &self.reference {
             Some(r) => {
+                // Programs compiled by different compilers agree on accept/reject and on the
+                // accept value (the snaplen); the same program must agree exactly anyway.
                 if let Some(i) = r.iter().zip(&verdicts).position(|(a, b)| a != b) {
                     bail!(
                         "{name} returns {} on packet {i}, the first engine {}",
@@ -157,6 +218,9 @@ fn micros(d: Duration) -> f64 {
 /// The capture's packets stored back to back in one buffer, as in a mapped file: engines stream
 /// through memory the way they do when filtering a capture.
 struct Packets {
+    /// The first interface's link type (LINKTYPE_) and snapshot length.
+    link_type: u16,
+    snaplen: u32,
     bytes: Vec<u8>,
     /// `(start, end, wire length)` of each packet in `bytes`.
     spans: Vec<(usize, usize, u32)>,
@@ -171,10 +235,23 @@ impl Packets {
 fn load(path: &Path) -> anyhow::Result<Packets> {
     let mut reader =
         sift_pcap::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut packets = Packets { bytes: Vec::new(), spans: Vec::new() };
-    while let Some(p) =
-        reader.next_packet().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+    let mut packets = Packets { link_type: 1, snaplen: 0, bytes: Vec::new(), spans: Vec::new() };
+    while let Some((p, interfaces)) =
+        reader.next_with_interfaces().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
     {
+        if packets.spans.is_empty() {
+            let iface = &interfaces[p.interface as usize];
+            packets.link_type = iface.link_type;
+            packets.snaplen =
+                if iface.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { iface.snaplen };
+        } else if p.link_type != packets.link_type {
+            bail!(
+                "{}: packets of several link types ({} and {}); sift bench needs one",
+                path.display(),
+                packets.link_type,
+                p.link_type
+            );
+        }
         let start = packets.bytes.len();
         packets.bytes.extend_from_slice(p.data);
         packets.spans.push((start, packets.bytes.len(), p.wire_len));

@@ -103,17 +103,7 @@ impl Filters {
     fn prepare(&mut self, iface: &Interface) -> anyhow::Result<()> {
         if !self.by_link_type.contains_key(&iface.link_type) {
             let snaplen = if iface.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { iface.snaplen };
-            let ctx = sift_compile::Context {
-                link_type: sift_compile::dlt_from_linktype(iface.link_type),
-                snaplen,
-                // tcpdump reading a file passes netmask 0 (not "unknown"), so `ip broadcast`
-                // compiles and matches only 255.255.255.255 and 0.0.0.0.
-                netmask: Some(0),
-                linux_ext: false,
-                resolver: &self.resolver,
-            };
-            let prog = sift_compile::compile_str(&self.expr, &ctx)
-                .map_err(|e| anyhow::anyhow!("{}", e.render(&self.expr).trim_end()))?;
+            let prog = compile_for_file(&self.expr, &self.resolver, iface.link_type, snaplen)?;
             let validated =
                 sift_verify::validate(&prog, sift_verify::Mode::Libpcap).map_err(|e| {
                     anyhow::anyhow!("internal error: the compiled filter is invalid: {e}")
@@ -126,6 +116,27 @@ impl Filters {
         }
         Ok(())
     }
+}
+
+/// Compiles `expr` as tcpdump does for a capture file of `link_type` (a LINKTYPE_ number) and
+/// `snaplen`; errors are rendered with a caret under the offending span.
+pub(crate) fn compile_for_file(
+    expr: &str,
+    resolver: &dyn sift_filter::Resolver,
+    link_type: u16,
+    snaplen: u32,
+) -> anyhow::Result<sift_insn::Program> {
+    let ctx = sift_compile::Context {
+        link_type: sift_compile::dlt_from_linktype(link_type),
+        snaplen,
+        // tcpdump reading a file passes netmask 0 (not "unknown"), so `ip broadcast` compiles
+        // and matches only 255.255.255.255 and 0.0.0.0.
+        netmask: Some(0),
+        linux_ext: false,
+        resolver,
+    };
+    sift_compile::compile_str(expr, &ctx)
+        .map_err(|e| anyhow::anyhow!("{}", e.render(expr).trim_end()))
 }
 
 /// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces).

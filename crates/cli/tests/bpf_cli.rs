@@ -339,3 +339,34 @@ fn bench_prints_a_line_per_engine() {
         );
     }
 }
+
+/// `sift bench EXPR`: sift compiles the expression for its engines, libpcap's `pcap_compile`
+/// for the libpcap engine, and all must agree on which packets pass (`tcpdump -r` counts them).
+#[test]
+fn bench_takes_an_expression() {
+    let cap = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
+    let expr = "tcp port 80 and tcp[13] & 8 != 0";
+    let o = sift(&["bench", "-r", cap, "--seconds", "0.02", expr]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().next().unwrap().contains("compiled by sift in"), "{out}");
+    let accepted = |engine: &str| -> usize {
+        let line = out.lines().find(|l| l.starts_with(engine)).unwrap_or_else(|| panic!("{out}"));
+        line.split("accepted ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let n = accepted("jit");
+    assert_eq!(n, accepted("interp"));
+    assert!(n > 0, "{out}");
+    if sift_testkit::oracle("system libpcap", sift_libpcap::Libpcap::load()).is_some() {
+        assert_eq!(n, accepted("libpcap"), "{out}");
+        assert!(out.contains("pcap_compile -O"), "{out}");
+    }
+    if let Some(tcpdump) = sift_testkit::tool("tcpdump") {
+        let t = std::process::Command::new(tcpdump).args(["-n", "-r", cap, expr]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&t.stdout).lines().count(), n);
+    }
+    // An expression and a program at once is a usage error; a bad expression is located.
+    let bad = sift(&["bench", "-r", cap, "tcp port"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains('^'), "{}", stderr(&bad));
+}
