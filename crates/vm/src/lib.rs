@@ -379,6 +379,13 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
     let mut mem = [0u32; 16];
     let mut pc = 0usize;
     // Continue at a jump target, or return directly when the target is a `ret #k`.
+    //
+    // Conditional jumps are written `if c { goto!(jt) } else { goto!(jf) }`, never
+    // `goto!(if c { jt } else { jf })`: the latter compiles to a `cmov`, which makes the next
+    // instruction's address depend on the packet load and comparison, so the CPU cannot
+    // fetch ahead. As a real branch it is predicted and the dispatch runs speculatively; on
+    // `sift bench` over a realistic capture this made the interpreter 1.4–2.5× faster
+    // (e.g. 47 → 25 ns/packet on a 190-instruction filter).
     macro_rules! goto {
         ($target:expr) => {{
             let target: u32 = $target;
@@ -400,7 +407,7 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                     if COUNT {
                         *count += 1;
                     }
-                    goto!(if $cond { $jt } else { $jf });
+                    if $cond { goto!($jt) } else { goto!($jf) }
                 }
                 None => return 0,
             }
@@ -491,14 +498,62 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                 Op::Tax => x = a,
                 Op::Txa => a = x,
                 Op::Ja(t) => goto!(t),
-                Op::JeqK { k, jt, jf } => goto!(if a == k { jt } else { jf }),
-                Op::JgtK { k, jt, jf } => goto!(if a > k { jt } else { jf }),
-                Op::JgeK { k, jt, jf } => goto!(if a >= k { jt } else { jf }),
-                Op::JsetK { k, jt, jf } => goto!(if a & k != 0 { jt } else { jf }),
-                Op::JeqX { jt, jf } => goto!(if a == x { jt } else { jf }),
-                Op::JgtX { jt, jf } => goto!(if a > x { jt } else { jf }),
-                Op::JgeX { jt, jf } => goto!(if a >= x { jt } else { jf }),
-                Op::JsetX { jt, jf } => goto!(if a & x != 0 { jt } else { jf }),
+                Op::JeqK { k, jt, jf } => {
+                    if a == k {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JgtK { k, jt, jf } => {
+                    if a > k {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JgeK { k, jt, jf } => {
+                    if a >= k {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JsetK { k, jt, jf } => {
+                    if a & k != 0 {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JeqX { jt, jf } => {
+                    if a == x {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JgtX { jt, jf } => {
+                    if a > x {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JgeX { jt, jf } => {
+                    if a >= x {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
+                Op::JsetX { jt, jf } => {
+                    if a & x != 0 {
+                        goto!(jt)
+                    } else {
+                        goto!(jf)
+                    }
+                }
                 Op::JeqAbsW { off, k, jt, jf } => {
                     fused!(load_w(pkt, off as usize), |v| v == k, jt, jf)
                 }
@@ -523,7 +578,11 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                             if COUNT {
                                 *count += 2;
                             }
-                            goto!(if a == k { jt } else { jf });
+                            if a == k {
+                                goto!(jt)
+                            } else {
+                                goto!(jf)
+                            };
                         }
                         None => return 0,
                     }
