@@ -20,15 +20,19 @@ use sift_pcap::{Interface, Packet, PcapWriter, PcapngWriter, Precision, TsResolu
 /// Options of the default mode.
 #[derive(Debug, clap::Args)]
 pub struct DumpArgs {
-    /// Read packets from FILE (`-` for standard input).
+    /// Read packets from FILE (`-` for standard input). Repeat, or give a quoted pattern such
+    /// as `'day*.pcap'`, to merge several files by timestamp as mergecap does.
     #[arg(short = 'r', value_name = "FILE")]
-    pub read: Option<PathBuf>,
+    pub read: Vec<PathBuf>,
     /// Write packets to FILE (`-` for standard output) instead of printing them.
     #[arg(short = 'w', value_name = "FILE")]
     pub write: Option<PathBuf>,
     /// Stop after COUNT packets.
     #[arg(short = 'c', value_name = "COUNT")]
     pub count: Option<u64>,
+    /// Print only the number of matching packets (as tcpdump --count).
+    #[arg(long = "count")]
+    pub count_only: bool,
     /// Write pcapng instead of pcap.
     #[arg(long = "pcapng")]
     pub pcapng: bool,
@@ -93,6 +97,11 @@ struct Filters {
 }
 
 impl Filters {
+    /// The engine of the compiled filters (`jit` or `interp`).
+    fn engine_name(&self) -> &'static str {
+        self.by_link_type.values().next().map(|f| f.engine_name()).unwrap_or("none")
+    }
+
     /// Whether the packet passes, compiling the expression for its link type on first use.
     fn accepts(&mut self, packet: &Packet<'_>, iface: &Interface) -> anyhow::Result<bool> {
         self.prepare(iface)?;
@@ -160,33 +169,27 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         resolver: sift_filter::SystemResolver::new(),
         by_link_type: std::collections::HashMap::new(),
     });
-    let Some(input) = args.read.clone() else {
+    if args.read.is_empty() {
         bail!("no input: give a capture file with -r FILE (live capture is not supported yet)");
-    };
-    let shown = input.display().to_string();
-    let mut reader = sift_pcap::open(&input).with_context(|| shown.clone())?;
-    let precision = args.precision();
-
-    if let Some(first) = reader.interfaces().first() {
-        eprintln!(
-            "reading from file {shown}, link-type {} ({}), snapshot length {}",
-            linktype::display(first.link_type),
-            linktype::description(first.link_type).unwrap_or("unknown"),
-            first.snaplen
-        );
-    } else {
-        eprintln!("reading from file {shown}, pcapng");
     }
+    if args.count_only && args.write.is_some() {
+        bail!("--count prints the number of matching packets; it cannot be combined with -w");
+    }
+    let inputs = crate::source::expand_inputs(&args.read)?;
+    let mut source = crate::source::open(&inputs)?;
+    let precision = args.precision();
+    eprintln!("{}", crate::source::describe(&inputs, source.as_ref()));
 
     // Like tcpdump, compile before writing anything, so a bad expression leaves no output file.
-    if let (Some(f), Some(first)) = (filters.as_mut(), reader.interfaces().first()) {
+    if let (Some(f), Some(first)) = (filters.as_mut(), source.interfaces().first()) {
         f.prepare(first)?;
     }
+    let mut progress = crate::progress::Progress::new(source.progress().1);
     let mut sink: Option<Sink> = None;
     // A filter that cannot be compiled leaves no output, as with tcpdump; a damaged capture
     // still gets its (possibly empty) output file.
     let mut filter_failed = false;
-    let mut copied: u64 = 0;
+    let (mut read, mut copied): (u64, u64) = (0, 0);
     let limit = args.count.unwrap_or(u64::MAX);
     // The loop ends at the end of the input, at the count, or at the first error; in every case
     // what was written so far is flushed below before the error is reported.
@@ -194,11 +197,15 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         if copied >= limit {
             break Ok(());
         }
-        let (packet, interfaces) = match reader.next_with_interfaces() {
+        if read & 0xffff == 0 && read > 0 {
+            progress.update(source.progress().0, copied);
+        }
+        let (packet, interfaces) = match source.next() {
             Ok(Some(next)) => next,
             Ok(None) => break Ok(()),
-            Err(e) => break Err(anyhow::Error::new(e).context(shown.clone())),
+            Err(e) => break Err(e),
         };
+        read += 1;
         if let Some(f) = filters.as_mut() {
             match f.accepts(&packet, &interfaces[packet.interface as usize]) {
                 Ok(true) => {}
@@ -209,6 +216,10 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
+        if args.count_only {
+            copied += 1;
+            continue;
+        }
         if sink.is_none() {
             match open_sink(&args, precision, &interfaces[packet.interface as usize]) {
                 Ok(s) => sink = Some(s),
@@ -217,28 +228,36 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         }
         let Some(s) = sink.as_mut() else { unreachable!("opened above") };
         if let Err(e) = emit(s, &packet, interfaces) {
-            break Err(e.context(format!(
-                "{shown}: packet {} (byte {})",
-                copied + 1,
-                packet.offset
-            )));
+            break Err(e.context(format!("packet {} (byte {})", copied + 1, packet.offset)));
         }
         copied += 1;
     };
+    progress.clear();
     // A capture with no packets still gets a valid output file, as with tcpdump.
     if sink.is_none() && args.write.is_some() && !filter_failed {
-        let first = reader.interfaces().first().cloned();
+        let first = source.interfaces().first().cloned();
         let fallback =
             first.unwrap_or_else(|| Interface::new(1, sift_pcap::MAX_CAPLEN, TsResolution::MICRO));
         sink = Some(open_sink(&args, precision, &fallback)?);
     }
     let finished = sink.map(finish).unwrap_or(Ok(()));
-    let clipped = reader.clipped_records();
-    if let Some(first) = clipped.first_offset {
+    for (shown, clipped) in source.clipped() {
+        if let Some(first) = clipped.first_offset {
+            eprintln!(
+                "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
+                 (first at byte {first}); delivered cut to the snapshot length, as libpcap does",
+                clipped.count
+            );
+        }
+    }
+    if args.count_only && !filter_failed {
+        // tcpdump --count: the number of matching packets, on standard output.
+        println!("{copied} packet{}", if copied == 1 { "" } else { "s" });
+    } else if args.write.is_some() && outcome.is_ok() {
         eprintln!(
-            "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
-             (first at byte {first}); delivered cut to the snapshot length, as libpcap does",
-            clipped.count
+            "{read} packet{} read, {copied} written{}",
+            if read == 1 { "" } else { "s" },
+            filters.as_ref().map(|f| format!(" (filter: {})", f.engine_name())).unwrap_or_default()
         );
     }
     for result in [outcome, finished.context("writing output")] {

@@ -10,6 +10,8 @@ mod bpf_cmd;
 mod compile_cmd;
 mod dump;
 mod gen_cmd;
+mod progress;
+mod source;
 mod timefmt;
 
 use std::process::ExitCode;
