@@ -25,6 +25,7 @@ pub mod linktype;
 mod pcap;
 mod pcapng;
 pub mod reader;
+pub mod split;
 mod types;
 mod writer;
 

@@ -96,6 +96,34 @@ pub(crate) fn next_record(
         };
         return Err(Error { offset: pos, kind });
     }
+    let header = parse_record_header(h, pos, big, precision)?;
+    let caplen = header.caplen;
+    let data_offset = pos + RECORD_HEADER_LEN;
+    let available = source.peek(data_offset, caplen as usize).map_err(io)?.len();
+    if available < caplen as usize {
+        return Err(Error {
+            offset: pos,
+            kind: ErrorKind::TruncatedPacket { caplen, available: available as u64 },
+        });
+    }
+    let loc = header.locate(pos, snaplen);
+    Ok(Some((loc, data_offset + u64::from(caplen))))
+}
+
+/// A decoded 16-byte record header.
+pub(crate) struct RecordHeader {
+    pub caplen: u32,
+    pub wire_len: u32,
+    pub timestamp: Timestamp,
+}
+
+/// Decodes and checks the record header `h` (16 bytes) found at `pos`.
+pub(crate) fn parse_record_header(
+    h: &[u8],
+    pos: u64,
+    big: bool,
+    precision: Precision,
+) -> Result<RecordHeader, Error> {
     let secs = u32_at(h, 0, big);
     let frac = u32_at(h, 4, big);
     let caplen = u32_at(h, 8, big);
@@ -106,17 +134,6 @@ pub(crate) fn next_record(
             kind: ErrorKind::CaplenTooLarge { caplen, limit: MAX_CAPLEN },
         });
     }
-    let data_offset = pos + RECORD_HEADER_LEN;
-    let available = source.peek(data_offset, caplen as usize).map_err(io)?.len();
-    if available < caplen as usize {
-        return Err(Error {
-            offset: pos,
-            kind: ErrorKind::TruncatedPacket { caplen, available: available as u64 },
-        });
-    }
-    // More bytes than the snaplen: libpcap delivers the first `snaplen` and skips the rest;
-    // the reader does the same and counts it, so the caller can warn.
-    let (delivered, clipped) = clip_to_snaplen(caplen, snaplen);
     // An out-of-range fraction (a µs field ≥ 10^6) is carried into the seconds.
     let (per_sec, scale) = match precision {
         Precision::Micro => (1_000_000u64, 1_000u64),
@@ -127,14 +144,23 @@ pub(crate) fn next_record(
         secs: u64::from(secs) + frac / per_sec,
         nanos: ((frac % per_sec) * scale) as u32,
     };
-    let loc = PacketLoc {
-        data_offset,
-        caplen: delivered,
-        wire_len,
-        timestamp,
-        interface: 0,
-        record_offset: pos,
-        clipped,
-    };
-    Ok(Some((loc, data_offset + u64::from(caplen))))
+    Ok(RecordHeader { caplen, wire_len, timestamp })
+}
+
+impl RecordHeader {
+    /// Where the record at `pos` delivers its packet. More bytes than the snaplen: libpcap
+    /// delivers the first `snaplen` and skips the rest; so does the reader, counting it so
+    /// that the caller can warn.
+    pub(crate) fn locate(&self, pos: u64, snaplen: u32) -> PacketLoc {
+        let (delivered, clipped) = clip_to_snaplen(self.caplen, snaplen);
+        PacketLoc {
+            data_offset: pos + RECORD_HEADER_LEN,
+            caplen: delivered,
+            wire_len: self.wire_len,
+            timestamp: self.timestamp,
+            interface: 0,
+            record_offset: pos,
+            clipped,
+        }
+    }
 }

@@ -282,6 +282,24 @@ impl Reader {
         self.clipped
     }
 
+    /// The whole file as classic pcap bytes, for reading it from several threads
+    /// ([`crate::split`]); `None` for pcapng or a stream.
+    pub fn pcap_bytes(&self) -> Option<crate::split::PcapBytes<'_>> {
+        let (State::Pcap { big_endian, precision }, Source::Whole(whole)) =
+            (&self.state, &self.source)
+        else {
+            return None;
+        };
+        let iface = self.interfaces.first()?;
+        Some(crate::split::PcapBytes::new(
+            whole.bytes(),
+            *big_endian,
+            *precision,
+            iface.snaplen,
+            iface.link_type,
+        ))
+    }
+
     /// The byte offset of the next record to read.
     pub fn position(&self) -> u64 {
         self.pos

@@ -74,24 +74,48 @@ impl<W: Write> PcapWriter<W> {
 
     /// Appends one packet: its timestamp, wire length and captured bytes.
     pub fn write(&mut self, ts: Timestamp, wire_len: u32, data: &[u8]) -> Result<(), WriteError> {
+        let h = Self::record_header(self.precision, ts, wire_len, data.len())?;
+        self.out.write_all(&h)?;
+        self.out.write_all(data)?;
+        Ok(())
+    }
+
+    /// The 16-byte record header [`write`](Self::write) puts before `data_len` bytes: for
+    /// callers that encode records themselves (in parallel) and append them to a file
+    /// started by this writer.
+    pub fn record_header(
+        precision: Precision,
+        ts: Timestamp,
+        wire_len: u32,
+        data_len: usize,
+    ) -> Result<[u8; 16], WriteError> {
         let secs = u32::try_from(ts.secs).map_err(|_| WriteError::TimestampRange {
             secs: ts.secs,
             nanos: ts.nanos,
             format: "pcap",
         })?;
-        let frac = match self.precision {
+        let frac = match precision {
             Precision::Micro => ts.nanos / 1000,
             Precision::Nano => ts.nanos,
         };
-        let caplen = u32::try_from(data.len()).map_err(|_| WriteError::TooLong(data.len()))?;
+        let caplen = u32::try_from(data_len).map_err(|_| WriteError::TooLong(data_len))?;
         let mut h = [0u8; 16];
         h[0..4].copy_from_slice(&secs.to_le_bytes());
         h[4..8].copy_from_slice(&frac.to_le_bytes());
         h[8..12].copy_from_slice(&caplen.to_le_bytes());
         h[12..16].copy_from_slice(&wire_len.to_le_bytes());
-        self.out.write_all(&h)?;
-        self.out.write_all(data)?;
+        Ok(h)
+    }
+
+    /// Writes bytes already encoded as records (see [`record_header`](Self::record_header)).
+    pub fn write_encoded(&mut self, records: &[u8]) -> Result<(), WriteError> {
+        self.out.write_all(records)?;
         Ok(())
+    }
+
+    /// The timestamp precision records are written with.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Flushes and returns the inner writer.

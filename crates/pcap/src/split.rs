@@ -1,0 +1,196 @@
+//! Reading one classic pcap file from several threads.
+//!
+//! A mapped pcap file is a run of records with no index and no sync marks, so a thread handed
+//! "the bytes from offset B on" must find where a record starts. [`PcapBytes::sync`] guesses:
+//! the first offset from which [`SYNC_RECORDS`] consecutive plausible record headers chain up
+//! exactly. The guess is only an optimisation: the caller reads chunk *i* up to the first
+//! record at or past chunk *i+1*'s boundary ([`Records::stop`]), which is where chunk *i+1*
+//! truly starts, and redoes chunk *i+1* from there in the rare case its guess was different. So
+//! the packets delivered are always exactly those of a sequential read.
+
+use crate::error::{Error, ErrorKind};
+use crate::pcap::{self, FILE_HEADER_LEN, RECORD_HEADER_LEN};
+use crate::types::{Packet, Precision};
+use crate::{ClippedRecords, MAX_CAPLEN};
+
+/// How many consecutive record headers must chain up for a guessed sync point.
+pub const SYNC_RECORDS: usize = 16;
+
+/// The bytes of a whole classic pcap file (mapped or in memory), shareable between threads.
+#[derive(Clone, Copy, Debug)]
+pub struct PcapBytes<'a> {
+    bytes: &'a [u8],
+    big_endian: bool,
+    precision: Precision,
+    snaplen: u32,
+    link_type: u16,
+}
+
+impl<'a> PcapBytes<'a> {
+    pub(crate) fn new(
+        bytes: &'a [u8],
+        big_endian: bool,
+        precision: Precision,
+        snaplen: u32,
+        link_type: u16,
+    ) -> PcapBytes<'a> {
+        PcapBytes { bytes, big_endian, precision, snaplen, link_type }
+    }
+
+    /// The file's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// Whether the file holds no bytes (never true for a file that opened).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The offset of the first record.
+    pub fn first_record(&self) -> u64 {
+        FILE_HEADER_LEN
+    }
+
+    /// A guessed record start at or after `from` (see the module documentation), or `None`
+    /// when no plausible chain starts before the end of the file.
+    pub fn sync(&self, from: u64) -> Option<u64> {
+        let from = from.max(FILE_HEADER_LEN);
+        let end = self.len();
+        let mut pos = from;
+        while pos + RECORD_HEADER_LEN <= end {
+            if self.chains_from(pos) {
+                return Some(pos);
+            }
+            pos += 1;
+        }
+        None
+    }
+
+    /// Whether [`SYNC_RECORDS`] plausible headers (or all up to the exact end of the file)
+    /// chain up from `pos`.
+    fn chains_from(&self, mut pos: u64) -> bool {
+        let limit = if self.snaplen == 0 { MAX_CAPLEN } else { self.snaplen.min(MAX_CAPLEN) };
+        let per_sec = match self.precision {
+            Precision::Micro => 1_000_000,
+            Precision::Nano => 1_000_000_000,
+        };
+        let mut previous_secs: Option<u32> = None;
+        for _ in 0..SYNC_RECORDS {
+            if pos == self.len() {
+                return true;
+            }
+            let Some(h) = self.bytes.get(pos as usize..(pos + RECORD_HEADER_LEN) as usize) else {
+                return false;
+            };
+            let secs = pcap::u32_at(h, 0, self.big_endian);
+            let frac = pcap::u32_at(h, 4, self.big_endian);
+            let caplen = pcap::u32_at(h, 8, self.big_endian);
+            let wire_len = pcap::u32_at(h, 12, self.big_endian);
+            let plausible = frac < per_sec
+                && caplen <= limit
+                && caplen <= wire_len
+                && wire_len <= 0x0400_0000
+                && previous_secs.is_none_or(|p| secs.abs_diff(p) <= 86_400);
+            if !plausible {
+                return false;
+            }
+            previous_secs = Some(secs);
+            pos += RECORD_HEADER_LEN + u64::from(caplen);
+            if pos > self.len() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The records from `start` (a record boundary) on, stopping before the first record
+    /// that starts at or after `stop_at`.
+    pub fn records(&self, start: u64, stop_at: u64) -> Records<'a> {
+        Records {
+            file: *self,
+            pos: start,
+            stop_at,
+            done: false,
+            clipped: ClippedRecords::default(),
+        }
+    }
+}
+
+/// An iterator over the records of one chunk of a [`PcapBytes`].
+#[derive(Debug)]
+pub struct Records<'a> {
+    file: PcapBytes<'a>,
+    pos: u64,
+    stop_at: u64,
+    done: bool,
+    clipped: ClippedRecords,
+}
+
+impl<'a> Records<'a> {
+    /// Where the read stopped: the offset of the first record not delivered (the start of the
+    /// next chunk, or the end of the file). Meaningful once the iterator returned `None`.
+    pub fn stop(&self) -> u64 {
+        self.pos
+    }
+
+    /// Records cut to the snapshot length so far.
+    pub fn clipped(&self) -> ClippedRecords {
+        self.clipped
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Packet<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.pos >= self.stop_at {
+            return None;
+        }
+        let f = &self.file;
+        let pos = self.pos;
+        let rest = &f.bytes[(pos as usize).min(f.bytes.len())..];
+        if rest.is_empty() {
+            self.done = true;
+            return None;
+        }
+        let fail = |done: &mut bool, kind| {
+            *done = true;
+            Some(Err(Error { offset: pos, kind }))
+        };
+        if rest.len() < RECORD_HEADER_LEN as usize {
+            let kind = ErrorKind::TruncatedRecordHeader {
+                needed: RECORD_HEADER_LEN,
+                available: rest.len() as u64,
+            };
+            return fail(&mut self.done, kind);
+        }
+        let header = match pcap::parse_record_header(rest, pos, f.big_endian, f.precision) {
+            Ok(h) => h,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        let available = rest.len() as u64 - RECORD_HEADER_LEN;
+        if available < u64::from(header.caplen) {
+            let kind = ErrorKind::TruncatedPacket { caplen: header.caplen, available };
+            return fail(&mut self.done, kind);
+        }
+        let loc = header.locate(pos, f.snaplen);
+        if loc.clipped {
+            self.clipped.count += 1;
+            self.clipped.first_offset.get_or_insert(pos);
+        }
+        self.pos = pos + RECORD_HEADER_LEN + u64::from(header.caplen);
+        let data = &f.bytes[loc.data_offset as usize..][..loc.caplen as usize];
+        Some(Ok(Packet {
+            timestamp: loc.timestamp,
+            wire_len: loc.wire_len,
+            data,
+            interface: 0,
+            link_type: f.link_type,
+            offset: pos,
+        }))
+    }
+}
