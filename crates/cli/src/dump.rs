@@ -185,6 +185,11 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         f.prepare(first)?;
     }
     let mut progress = crate::progress::Progress::new(source.progress().1);
+    if let Some(done) =
+        run_parallel(&args, &inputs, source.as_ref(), filters.as_mut(), precision, &mut progress)?
+    {
+        return done;
+    }
     let mut sink: Option<Sink> = None;
     // A filter that cannot be compiled leaves no output, as with tcpdump; a damaged capture
     // still gets its (possibly empty) output file.
@@ -241,7 +246,24 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         sink = Some(open_sink(&args, precision, &fallback)?);
     }
     let finished = sink.map(finish).unwrap_or(Ok(()));
-    for (shown, clipped) in source.clipped() {
+    let engine = filters.as_ref().map(Filters::engine_name);
+    conclude(&args, engine, read, copied, &source.clipped(), outcome, finished, filter_failed)
+}
+
+/// The end of a run, sequential or parallel: warnings, the count or summary, and the exit
+/// status (a closed pipe on standard output is a normal end, as for tcpdump).
+#[allow(clippy::too_many_arguments)]
+fn conclude(
+    args: &DumpArgs,
+    engine: Option<&str>,
+    read: u64,
+    copied: u64,
+    clipped: &[(String, sift_pcap::ClippedRecords)],
+    outcome: anyhow::Result<()>,
+    finished: anyhow::Result<()>,
+    filter_failed: bool,
+) -> anyhow::Result<ExitCode> {
+    for (shown, clipped) in clipped {
         if let Some(first) = clipped.first_offset {
             eprintln!(
                 "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
@@ -257,7 +279,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "{read} packet{} read, {copied} written{}",
             if read == 1 { "" } else { "s" },
-            filters.as_ref().map(|f| format!(" (filter: {})", f.engine_name())).unwrap_or_default()
+            engine.map(|e| format!(" (filter: {e})")).unwrap_or_default()
         );
     }
     for result in [outcome, finished.context("writing output")] {
@@ -269,6 +291,88 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The parallel path ([`crate::parallel`]) for one large classic pcap file, when the output
+/// allows it (pcap, `--count`, or printing), there is no `-c`, and there are several cores.
+/// `None`: take the sequential path.
+fn run_parallel(
+    args: &DumpArgs,
+    inputs: &[PathBuf],
+    source: &dyn crate::source::Source,
+    filters: Option<&mut Filters>,
+    precision: Option<Precision>,
+    progress: &mut crate::progress::Progress,
+) -> anyhow::Result<Option<anyhow::Result<ExitCode>>> {
+    let threads = crate::parallel::threads();
+    if inputs.len() != 1 || args.count.is_some() || args.pcapng || threads < 2 {
+        return Ok(None);
+    }
+    let Some(file) = source.pcap_bytes() else { return Ok(None) };
+    if file.len() < 2 * crate::parallel::CHUNK_BYTES {
+        return Ok(None);
+    }
+    let Some(iface) = source.interfaces().first().cloned() else { return Ok(None) };
+    let (filter, engine) = match filters {
+        Some(f) => {
+            f.prepare(&iface)?;
+            (Some(&f.by_link_type[&iface.link_type]), Some(f.engine_name()))
+        }
+        None => (None, None),
+    };
+    let keep = |p: &Packet<'_>| filter.is_none_or(|f| f.run(p.data, p.wire_len) != 0);
+    let shown = inputs[0].display().to_string();
+    let mut sink = if args.count_only { None } else { Some(open_sink(args, precision, &iface)?) };
+    let (totals, outcome) = match sink.as_mut() {
+        None => crate::parallel::run(file, threads, &keep, &|_, _| Ok(()), |_, at, kept| {
+            progress.update(at, kept);
+            Ok(())
+        }),
+        Some(Sink::Pcap { writer, .. }) => {
+            let precision = writer.precision();
+            let encode = |p: &Packet<'_>, out: &mut Vec<u8>| -> anyhow::Result<()> {
+                let h = PcapWriter::<Box<dyn Write>>::record_header(
+                    precision,
+                    p.timestamp,
+                    p.wire_len,
+                    p.data.len(),
+                )?;
+                out.extend_from_slice(&h);
+                out.extend_from_slice(p.data);
+                Ok(())
+            };
+            crate::parallel::run(file, threads, &keep, &encode, |bytes, at, kept| {
+                progress.update(at, kept);
+                Ok(writer.write_encoded(bytes)?)
+            })
+        }
+        Some(Sink::Print { out, nano }) => {
+            let nano = *nano;
+            let encode = |p: &Packet<'_>, buf: &mut Vec<u8>| print_line(buf, p, nano);
+            crate::parallel::run(file, threads, &keep, &encode, |bytes, at, kept| {
+                progress.update(at, kept);
+                Ok(out.write_all(bytes)?)
+            })
+        }
+        Some(Sink::Pcapng { .. }) => return Ok(None),
+    };
+    progress.clear();
+    let outcome = outcome.map_err(|e| e.context(shown.clone()));
+    let finished = sink.map(finish).unwrap_or(Ok(()));
+    let clipped = vec![(shown, totals.clipped)];
+    Ok(Some(conclude(args, engine, totals.read, totals.kept, &clipped, outcome, finished, false)))
+}
+
+/// The line printed for a packet (until the protocol decoder prints more).
+fn print_line(out: &mut impl Write, packet: &Packet<'_>, nano: bool) -> anyhow::Result<()> {
+    let time = crate::timefmt::time_of_day(packet.timestamp, nano);
+    let lt = linktype::display(packet.link_type);
+    if packet.data.len() as u64 == u64::from(packet.wire_len) {
+        writeln!(out, "{time} {lt}, length {}", packet.wire_len)?;
+    } else {
+        writeln!(out, "{time} {lt}, length {} (captured {})", packet.wire_len, packet.data.len())?;
+    }
+    Ok(())
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -339,20 +443,7 @@ fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyho
             received[packet.interface as usize] += 1;
             writer.write(packet.interface, packet.timestamp, packet.wire_len, packet.data)?;
         }
-        Sink::Print { out, nano } => {
-            let time = crate::timefmt::time_of_day(packet.timestamp, *nano);
-            let lt = linktype::display(packet.link_type);
-            if packet.data.len() as u64 == u64::from(packet.wire_len) {
-                writeln!(out, "{time} {lt}, length {}", packet.wire_len)?;
-            } else {
-                writeln!(
-                    out,
-                    "{time} {lt}, length {} (captured {})",
-                    packet.wire_len,
-                    packet.data.len()
-                )?;
-            }
-        }
+        Sink::Print { out, nano } => print_line(out, packet, *nano)?,
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ mod bpf_cmd;
 mod compile_cmd;
 mod dump;
 mod gen_cmd;
+mod parallel;
 mod progress;
 mod source;
 mod timefmt;

@@ -51,6 +51,10 @@ pub trait Source {
     fn clipped(&self) -> Vec<(String, ClippedRecords)>;
     /// Bytes consumed so far and in all (0 when unknown), for the progress display.
     fn progress(&self) -> (u64, u64);
+    /// The whole input as one mapped classic pcap file, for the parallel path.
+    fn pcap_bytes(&self) -> Option<sift_pcap::split::PcapBytes<'_>> {
+        None
+    }
 }
 
 /// Opens the inputs: one reader, or a merge of several.
@@ -122,6 +126,10 @@ impl Source for Input {
 
     fn progress(&self) -> (u64, u64) {
         (self.reader.position(), self.size)
+    }
+
+    fn pcap_bytes(&self) -> Option<sift_pcap::split::PcapBytes<'_>> {
+        self.reader.pcap_bytes()
     }
 }
 

@@ -1,0 +1,203 @@
+//! The default mode on every core, for large classic pcap files.
+//!
+//! The mapped file is cut into chunks of [`CHUNK_BYTES`]; worker threads each take the next
+//! chunk, find its first record ([`sift_pcap::split`]: a guessed sync point), filter its
+//! packets and encode the kept ones (pcap records, or printed lines) into a buffer. The calling
+//! thread consumes the buffers strictly in file order, after checking that each chunk started
+//! exactly where the previous one stopped (and redoing it from there when the guess was wrong),
+//! so the output is byte for byte that of the sequential path. Workers run at most
+//! [`WINDOW_PER_THREAD`] chunks per thread ahead of the writer, which bounds memory. Damage in
+//! the file ends the run after every packet before it has been consumed, as sequentially.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, mpsc};
+
+use sift_pcap::split::PcapBytes;
+use sift_pcap::{ClippedRecords, Packet};
+
+/// Bytes of input per chunk.
+pub const CHUNK_BYTES: u64 = 8 << 20;
+
+/// How many chunks per worker may wait, encoded, for the writer.
+const WINDOW_PER_THREAD: usize = 3;
+
+/// What a run read and kept.
+#[derive(Debug, Default)]
+pub struct Totals {
+    pub read: u64,
+    pub kept: u64,
+    pub clipped: ClippedRecords,
+}
+
+/// One chunk's outcome.
+struct Chunk {
+    /// Where it started (a guessed sync point; `u64::MAX` when there was none) and stopped.
+    start: u64,
+    stop: u64,
+    out: Vec<u8>,
+    read: u64,
+    kept: u64,
+    clipped: ClippedRecords,
+    /// What ended the chunk early: damage in the file or a packet that cannot be encoded.
+    error: Option<anyhow::Error>,
+}
+
+/// Filters and encodes the records from `start` up to the first one at or after `stop_at`.
+fn process<K, E>(file: PcapBytes<'_>, start: u64, stop_at: u64, keep: &K, encode: &E) -> Chunk
+where
+    K: Fn(&Packet<'_>) -> bool,
+    E: Fn(&Packet<'_>, &mut Vec<u8>) -> anyhow::Result<()>,
+{
+    let mut chunk = Chunk {
+        start,
+        stop: start,
+        out: Vec::with_capacity((stop_at.saturating_sub(start) as usize).min(CHUNK_BYTES as usize)),
+        read: 0,
+        kept: 0,
+        clipped: ClippedRecords::default(),
+        error: None,
+    };
+    let mut records = file.records(start, stop_at);
+    for packet in records.by_ref() {
+        let packet = match packet {
+            Ok(p) => p,
+            Err(e) => {
+                chunk.error = Some(anyhow::Error::new(e));
+                break;
+            }
+        };
+        chunk.read += 1;
+        if !keep(&packet) {
+            continue;
+        }
+        if let Err(e) = encode(&packet, &mut chunk.out) {
+            chunk.error = Some(e.context(format!("packet at byte {}", packet.offset)));
+            break;
+        }
+        chunk.kept += 1;
+    }
+    chunk.stop = records.stop();
+    chunk.clipped = records.clipped();
+    chunk
+}
+
+/// Runs `keep` and `encode` over every packet of `file` on `threads` workers and hands the
+/// encoded chunks to `consume` in file order (with the offset reached and packets kept so far,
+/// for progress). Returns the totals, or the first error after consuming everything before it.
+pub fn run<K, E, C>(
+    file: PcapBytes<'_>,
+    threads: usize,
+    keep: &K,
+    encode: &E,
+    mut consume: C,
+) -> (Totals, anyhow::Result<()>)
+where
+    K: Fn(&Packet<'_>) -> bool + Sync,
+    E: Fn(&Packet<'_>, &mut Vec<u8>) -> anyhow::Result<()> + Sync,
+    C: FnMut(&[u8], u64, u64) -> anyhow::Result<()>,
+{
+    let first = file.first_record();
+    let body = file.len().saturating_sub(first);
+    let n = body.div_ceil(CHUNK_BYTES).max(1) as usize;
+    let bound = |i: usize| if i == 0 { first } else { first + body * i as u64 / n as u64 };
+    let threads = threads.clamp(1, n);
+    let window = threads * WINDOW_PER_THREAD;
+
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    // How many chunks the writer has consumed, for the window.
+    let consumed = (Mutex::new(0usize), Condvar::new());
+    let (tx, rx) = mpsc::channel::<(usize, Chunk)>();
+    let mut totals = Totals::default();
+
+    let result = std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, stop, consumed) = (&next, &stop, &consumed);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    {
+                        let (lock, ready) = consumed;
+                        let mut done = lock.lock().unwrap_or_else(|p| p.into_inner());
+                        while i >= *done + window && !stop.load(Ordering::Relaxed) {
+                            done = ready.wait(done).unwrap_or_else(|p| p.into_inner());
+                        }
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let start = if i == 0 { Some(first) } else { file.sync(bound(i)) };
+                    let chunk = match start {
+                        Some(s) => process(file, s, bound(i + 1).max(s), keep, encode),
+                        None => process(file, u64::MAX, u64::MAX, keep, encode),
+                    };
+                    if tx.send((i, chunk)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+
+        let finish = |stop: &AtomicBool| {
+            stop.store(true, Ordering::Relaxed);
+            consumed.1.notify_all();
+        };
+        let mut pending: BTreeMap<usize, Chunk> = BTreeMap::new();
+        let mut prev_stop = first;
+        for i in 0..n {
+            let chunk = loop {
+                if let Some(c) = pending.remove(&i) {
+                    break Some(c);
+                }
+                match rx.recv() {
+                    Ok((j, c)) => {
+                        pending.insert(j, c);
+                    }
+                    Err(_) => break None,
+                }
+            };
+            let Some(mut chunk) = chunk else {
+                finish(&stop);
+                return Err(anyhow::anyhow!("internal error: a worker thread ended early"));
+            };
+            if chunk.start != prev_stop {
+                // The guess was wrong (or there was none): redo the chunk from the true start.
+                chunk = process(file, prev_stop, bound(i + 1).max(prev_stop), keep, encode);
+            }
+            totals.read += chunk.read;
+            totals.kept += chunk.kept;
+            totals.clipped.count += chunk.clipped.count;
+            if totals.clipped.first_offset.is_none() {
+                totals.clipped.first_offset = chunk.clipped.first_offset;
+            }
+            if let Err(e) = consume(&chunk.out, chunk.stop, totals.kept) {
+                finish(&stop);
+                return Err(e);
+            }
+            if let Some(e) = chunk.error {
+                finish(&stop);
+                return Err(e);
+            }
+            prev_stop = chunk.stop;
+            *consumed.0.lock().unwrap_or_else(|p| p.into_inner()) = i + 1;
+            consumed.1.notify_all();
+        }
+        finish(&stop);
+        Ok(())
+    });
+    (totals, result)
+}
+
+/// Worker threads to use: `SIFT_THREADS` if set, else every available core.
+pub fn threads() -> usize {
+    if let Some(n) = std::env::var("SIFT_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        return n.max(1);
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
