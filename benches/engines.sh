@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Benchmark (issues 3 and 6): sift's interpreter and JIT against libpcap's bpf_filter, in one
+# `sift bench` run per filter over a generated mixed IPv4/IPv6/TCP/UDP capture.
+#
+#   benches/engines.sh [PACKETS] [SECONDS]
+#
+# Two tables: (1) "same program": every engine runs libpcap's own optimized program (from
+# `tcpdump -d`), which isolates the engines; (2) "as users get it": sift's engines run sift's
+# compilation of the expression, libpcap runs pcap_compile's optimized program. Each engine is
+# timed twice, alternating; the better of the two is kept. Ratios are libpcap / engine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packets=${1:-2000}
+seconds=${2:-1}
+work=${SIFT_BENCH_DIR:-/tmp/sift-bench}
+mkdir -p "$work"
+cargo build --release -q -p sift-cli
+sift=${CARGO_TARGET_DIR:-$PWD/target}/release/sift
+cap=$work/mix-$packets.pcap
+[ -s "$cap" ] || "$sift" gen -c "$packets" -w "$cap"
+filters=(
+    '(tcp and portrange 0-1024) or (udp and portrange 1025-2048)'
+    'src net 10.0.0.0/8 or (dst net 128.3.0.0/16 and port 22) or src net 2001:470::/28'
+    'tcp port 80 and (tcp[((tcp[12:1] & 0xf0) >> 2):4] = 0x47455420)'
+    'tcp port 443 or udp port 53'
+    'icmp6 or (ip6 and udp port 53)'
+    'vlan and ip and host 10.1.2.3'
+)
+table() { # mode: program | expression
+    printf '%-80s %9s %9s %9s %7s %7s\n' "filter ($1)" interp jit libpcap "i-x" "j-x"
+    for f in "${filters[@]}"; do
+        if [ "$1" = program ]; then
+            tcpdump -d -r "$cap" "$f" 2>/dev/null > "$work/prog.txt"
+            src=(--program "$work/prog.txt")
+        else
+            src=(-- "$f")
+        fi
+        if ! out=$("$sift" bench -r "$cap" --seconds "$seconds" \
+            --engine interp --engine jit --engine libpcap \
+            --engine interp --engine jit --engine libpcap "${src[@]}" 2>&1); then
+            printf '%-80s %s\n' "$f" "skipped: ${out##*sift: }"
+            continue
+        fi
+        python3 - "$f" <<PY
+import sys
+best = {}
+for line in """$out""".splitlines():
+    parts = line.split()
+    if len(parts) > 2 and parts[2] == "ns/packet":
+        best[parts[0]] = min(best.get(parts[0], 1e9), float(parts[1]))
+i, j, l = best["interp"], best["jit"], best["libpcap"]
+print(f"{sys.argv[1]:80} {i:9.2f} {j:9.2f} {l:9.2f} {l / i:6.2f}x {l / j:6.2f}x")
+PY
+    done
+}
+table program
+echo
+table expression

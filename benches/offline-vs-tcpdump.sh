@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Benchmark (issue 7): the offline pipeline against tcpdump, same file, same run.
+#
+#   benches/offline-vs-tcpdump.sh [PACKETS] [RUNS]
+#
+# On a ~2-million-packet generated capture (sift gen, seed 1): the filtered copy
+# `-r X -w A tcp`, printing `-n -r X tcp > /dev/null`, and `--count tcp`, each timed with
+# hyperfine for tcpdump, sift on one thread (SIFT_THREADS=1) and sift on every core. Prints
+# medians, MB/s, packets/s and the ratios. Outputs are checked to be identical first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packets=${1:-2000000}
+runs=${2:-7}
+work=${SIFT_BENCH_DIR:-/tmp/sift-bench}
+mkdir -p "$work"
+cargo build --release -q -p sift-cli
+sift=${CARGO_TARGET_DIR:-$PWD/target}/release/sift
+input=$work/gen-$packets.pcap
+[ -s "$input" ] || "$sift" gen -c "$packets" -w "$input"
+command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
+command -v tcpdump >/dev/null || { echo "needs tcpdump"; exit 1; }
+bytes=$(stat -c %s "$input")
+cores=$(nproc)
+
+tcpdump -r "$input" -w "$work/t.pcap" tcp 2>/dev/null
+"$sift" -r "$input" -w "$work/s.pcap" tcp 2>/dev/null
+cmp "$work/t.pcap" "$work/s.pcap" && echo "filtered copy: byte-identical to tcpdump"
+echo "tcpdump --count: $(tcpdump --count -r "$input" tcp 2>/dev/null); sift --count: $("$sift" --count -r "$input" tcp 2>/dev/null)"
+
+bench() { # name, then the three commands (tcpdump, sift 1 thread, sift all cores)
+    local name=$1; shift
+    hyperfine -N --warmup 1 --runs "$runs" --export-json "$work/$name.json" \
+        --prepare "rm -f $work/out-t.pcap $work/out-s.pcap; sync" \
+        --command-name tcpdump "$1" --command-name "sift-1" "$2" --command-name "sift-$cores" "$3" \
+        >/dev/null
+    python3 - "$work/$name.json" "$bytes" "$packets" "$name" <<'PY'
+import json, statistics, sys
+runs = json.load(open(sys.argv[1]))["results"]
+size, packets, name = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+med = {r["command"]: statistics.median(r["times"]) for r in runs}
+t = med["tcpdump"]
+for cmd, m in med.items():
+    print(f"{name:14} {cmd:8} median {m:6.3f} s  {size / m / 1e6:7.0f} MB/s  {packets / m / 1e6:6.2f} Mpkt/s  {t / m:5.2f}x tcpdump")
+PY
+}
+# hyperfine -N runs without a shell: the printing runs go through sh -c for the redirection.
+bench copy-tcp \
+    "tcpdump -r $input -w $work/out-t.pcap tcp" \
+    "env SIFT_THREADS=1 $sift -r $input -w $work/out-s.pcap tcp" \
+    "$sift -r $input -w $work/out-s.pcap tcp"
+bench print-tcp \
+    "sh -c 'tcpdump -n -r $input tcp > /dev/null 2>&1'" \
+    "sh -c 'SIFT_THREADS=1 $sift -n -r $input tcp > /dev/null 2>&1'" \
+    "sh -c '$sift -n -r $input tcp > /dev/null 2>&1'"
+bench count-tcp \
+    "tcpdump --count -r $input tcp" \
+    "env SIFT_THREADS=1 $sift --count -r $input tcp" \
+    "$sift --count -r $input tcp"
