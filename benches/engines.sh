@@ -8,16 +8,10 @@
 # `tcpdump -d`), which isolates the engines; (2) "as users get it": sift's engines run sift's
 # compilation of the expression, libpcap runs pcap_compile's optimized program. Each engine is
 # timed twice, alternating; the better of the two is kept. Ratios are libpcap / engine.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh"
 packets=${1:-2000}
 seconds=${2:-1}
-work=${SIFT_BENCH_DIR:-/tmp/sift-bench}
-mkdir -p "$work"
-cargo build --release -q -p sift-cli
-sift=${CARGO_TARGET_DIR:-$PWD/target}/release/sift
-cap=$work/mix-$packets.pcap
-[ -s "$cap" ] || "$sift" gen -c "$packets" -w "$cap"
+cap=$(capture "$packets")
 filters=(
     '(tcp and portrange 0-1024) or (udp and portrange 1025-2048)'
     'src net 10.0.0.0/8 or (dst net 128.3.0.0/16 and port 22) or src net 2001:470::/28'

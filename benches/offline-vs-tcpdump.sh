@@ -7,18 +7,12 @@
 # `-r X -w A tcp`, printing `-n -r X tcp > /dev/null`, and `--count tcp`, each timed with
 # hyperfine for tcpdump, sift on one thread (SIFT_THREADS=1) and sift on every core. Prints
 # medians, MB/s, packets/s and the ratios. Outputs are checked to be identical first.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh"
 packets=${1:-2000000}
 runs=${2:-7}
-work=${SIFT_BENCH_DIR:-/tmp/sift-bench}
-mkdir -p "$work"
-cargo build --release -q -p sift-cli
-sift=${CARGO_TARGET_DIR:-$PWD/target}/release/sift
-input=$work/gen-$packets.pcap
-[ -s "$input" ] || "$sift" gen -c "$packets" -w "$input"
-command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
-command -v tcpdump >/dev/null || { echo "needs tcpdump"; exit 1; }
+input=$(capture "$packets")
+need hyperfine
+need tcpdump
 bytes=$(stat -c %s "$input")
 cores=$(nproc)
 
