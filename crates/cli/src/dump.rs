@@ -51,7 +51,7 @@ pub struct DumpArgs {
 }
 
 impl DumpArgs {
-    fn precision(&self) -> Option<Precision> {
+    pub(crate) fn precision(&self) -> Option<Precision> {
         if self.nano {
             return Some(Precision::Nano);
         }
@@ -129,7 +129,7 @@ impl Filters {
 }
 
 /// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces).
-fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
+pub(crate) fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
     let text = match &args.filter_file {
         Some(path) => {
             let raw = std::fs::read_to_string(path)
@@ -309,22 +309,20 @@ fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyho
             received[packet.interface as usize] += 1;
             writer.write(packet.interface, packet.timestamp, packet.wire_len, packet.data)?;
         }
-        Sink::Print { out, nano } => {
-            let time = crate::timefmt::time_of_day(packet.timestamp, *nano);
-            let lt = linktype::display(packet.link_type);
-            if packet.data.len() as u64 == u64::from(packet.wire_len) {
-                writeln!(out, "{time} {lt}, length {}", packet.wire_len)?;
-            } else {
-                writeln!(
-                    out,
-                    "{time} {lt}, length {} (captured {})",
-                    packet.wire_len,
-                    packet.data.len()
-                )?;
-            }
-        }
+        Sink::Print { out, nano } => print_line(out, packet, *nano)?,
     }
     Ok(())
+}
+
+/// Prints the one-line summary of a packet (also used by live capture).
+pub(crate) fn print_line(out: &mut impl Write, packet: &Packet<'_>, nano: bool) -> io::Result<()> {
+    let time = crate::timefmt::time_of_day(packet.timestamp, nano);
+    let lt = linktype::display(packet.link_type);
+    if packet.data.len() as u64 == u64::from(packet.wire_len) {
+        writeln!(out, "{time} {lt}, length {}", packet.wire_len)
+    } else {
+        writeln!(out, "{time} {lt}, length {} (captured {})", packet.wire_len, packet.data.len())
+    }
 }
 
 fn finish(sink: Sink) -> anyhow::Result<()> {
