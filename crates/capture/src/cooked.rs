@@ -144,16 +144,17 @@ pub fn fix_program(prog: &[Insn], cooked: Cooked) -> Result<Vec<Insn>, Unfixable
         if mode != BPF_ABS && mode != BPF_IND && mode != BPF_MSH {
             continue;
         }
-        insn.k = fix_offset(insn.k, cooked).ok_or(UnfixableLoad {
-            index,
-            offset: insn.k,
-            header: cooked.header_len(),
-        })?;
+        insn.k = fix_offset(insn.k, mode == BPF_ABS && class == BPF_LD, cooked)
+            .ok_or(UnfixableLoad { index, offset: insn.k, header: cooked.header_len() })?;
     }
     Ok(out)
 }
 
-fn fix_offset(k: u32, cooked: Cooked) -> Option<u32> {
+/// libpcap's `fix_offset`, except that only absolute loads become ancillary loads: the kernel
+/// has no indexed ancillary loads, and an indexed load's `k` says nothing about where in the
+/// header `x + k` falls (sift's unoptimized code reads `link[12]` as `ldb [x + 0]` with X = 12,
+/// which libpcap's rewriting would turn into a protocol load).
+fn fix_offset(k: u32, absolute: bool, cooked: Cooked) -> Option<u32> {
     let hdr = cooked.header_len() as u32;
     if k >= hdr {
         // Includes the ancillary range (SKF_AD_OFF…), which is far above any header: libpcap
@@ -162,6 +163,9 @@ fn fix_offset(k: u32, cooked: Cooked) -> Option<u32> {
             return Some(k);
         }
         return Some(k - hdr);
+    }
+    if !absolute {
+        return None;
     }
     match (cooked, k) {
         (Cooked::Sll, 14) | (Cooked::Sll2, 0) => Some(SKF_AD_OFF + SKF_AD_PROTOCOL),
@@ -209,6 +213,11 @@ mod tests {
         // The link-layer address cannot be supplied by the kernel.
         let err = fix_program(&[ld(BPF_B, 0), ld(BPF_W, 6)], Cooked::Sll).unwrap_err();
         assert_eq!(err, UnfixableLoad { index: 1, offset: 6, header: 16 });
+        // Indexed loads into the header cannot be rewritten, whatever their k.
+        let ind = Insn::stmt(BPF_LD | BPF_B | sift_insn::code::BPF_IND, 0);
+        assert!(fix_program(&[ind], Cooked::Sll2).is_err());
+        let ind_l3 = Insn::stmt(BPF_LD | BPF_B | sift_insn::code::BPF_IND, 29);
+        assert_eq!(fix_program(&[ind_l3], Cooked::Sll2).unwrap()[0].k, 9);
         // Ancillary loads stay as they are.
         let anc = ld(BPF_W, SKF_AD_OFF + SKF_AD_IFINDEX);
         assert_eq!(fix_program(&[anc], Cooked::Sll2).unwrap(), vec![anc]);
