@@ -560,21 +560,21 @@ impl Delivery<'_> {
         } else {
             data
         };
-        if let Some(filter) = self.user_filter.as_mut() {
-            if !filter(bytes, wire_len, &meta) {
-                *self.rejected += 1;
-                return true;
-            }
+        if let Some(filter) = self.user_filter.as_mut()
+            && !filter(bytes, wire_len, &meta)
+        {
+            *self.rejected += 1;
+            return true;
         }
         if !keep_direction {
             *self.rejected += 1;
             return true;
         }
         let data: &[u8] = if copy {
-            if let (Some((tpid, tci)), Some(at)) = (vlan, self.vlan_offset) {
-                if cooked::insert_vlan(self.scratch, at, tpid, tci) {
-                    wire_len += 4;
-                }
+            if let (Some((tpid, tci)), Some(at)) = (vlan, self.vlan_offset)
+                && cooked::insert_vlan(self.scratch, at, tpid, tci)
+            {
+                wire_len += 4;
             }
             self.scratch.truncate(self.snaplen);
             self.scratch

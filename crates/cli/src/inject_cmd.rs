@@ -43,10 +43,10 @@ const ERRORS_SHOWN: u64 = 5;
 
 /// Runs `sift inject`.
 pub fn run(args: InjectArgs) -> anyhow::Result<ExitCode> {
-    if let Some(r) = args.rate {
-        if !(r.is_finite() && r > 0.0) {
-            bail!("--rate must be a positive number of packets per second");
-        }
+    if let Some(r) = args.rate
+        && !(r.is_finite() && r > 0.0)
+    {
+        bail!("--rate must be a positive number of packets per second");
     }
     sift_capture::check_privileges()?;
     let shown = args.read.display().to_string();

@@ -12,7 +12,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -253,16 +253,16 @@ impl Rotating {
                 self.open(name)?;
             }
         }
-        if let Some(c) = self.c_bytes {
-            if self.bytes > c {
-                self.c_count += 1;
-                if self.w_count.is_some_and(|w| self.c_count >= w) {
-                    self.c_count = 0;
-                }
-                self.close(None)?;
-                let name = self.file_name(self.c_count, self.w_chars)?;
-                self.open(name)?;
+        if let Some(c) = self.c_bytes
+            && self.bytes > c
+        {
+            self.c_count += 1;
+            if self.w_count.is_some_and(|w| self.c_count >= w) {
+                self.c_count = 0;
             }
+            self.close(None)?;
+            let name = self.file_name(self.c_count, self.w_chars)?;
+            self.open(name)?;
         }
         match self.current.as_mut() {
             Some(FileSink::Pcap(w)) => {
@@ -295,7 +295,7 @@ fn pcapng_header_len(iface: &Interface) -> u64 {
 
 /// Where captured packets go.
 enum Output {
-    Files(Rotating),
+    Files(Box<Rotating>),
     Print { out: io::StdoutLock<'static>, nano: bool },
 }
 
@@ -416,7 +416,7 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     let output = match &args.write {
         Some(path) => {
             let format = FileFormat { pcapng: args.pcapng, precision, interface: iface };
-            Output::Files(Rotating::new(path_text(path), format, &live)?)
+            Output::Files(Box::new(Rotating::new(path_text(path), format, &live)?))
         }
         None => Output::Print { out: io::stdout().lock(), nano: precision == Precision::Nano },
     };
@@ -472,10 +472,8 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         }
         Output::Print { mut out, .. } => out.flush().map_err(anyhow::Error::from),
     };
-    if limit_reached {
-        if let Some(w) = live.file_count {
-            eprintln!("Maximum file limit reached: {w}");
-        }
+    if let (true, Some(w)) = (limit_reached, live.file_count) {
+        eprintln!("Maximum file limit reached: {w}");
     }
     eprintln!("{captured} packet{} captured", plural(captured));
     eprintln!("{} packet{} received by filter", stats.received, plural(stats.received));
@@ -545,7 +543,7 @@ impl Sink {
     }
 }
 
-fn path_text(path: &PathBuf) -> String {
+fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
