@@ -119,8 +119,8 @@ pub fn insert_vlan(frame: &mut Vec<u8>, offset: usize, tpid: u16, tci: u16) -> b
 /// Why a cooked-capture filter cannot run in the kernel.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "instruction {index} loads {offset} byte(s) into the {header}-byte cooked header, outside \
-     the fields the kernel can supply"
+    "instruction {index} reads the {header}-byte cooked header (offset {offset}) in a way the \
+     kernel cannot supply"
 )]
 pub struct UnfixableLoad {
     /// The instruction's index.

@@ -653,3 +653,25 @@ fn inject_reports_sent_counts_errors_rate_and_loops() {
     let summary = format!("sent {} packets", sent.len() - too_long);
     assert!(err.contains(&summary) && err.contains(&format!("{too_long} error")), "{err}");
 }
+
+#[test]
+fn direction_keeps_only_the_packets_asked_for() {
+    let Some(ns) = Netns::new("dir") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), 200, 20);
+    // On the sending side every packet is outgoing.
+    let mut runs = Vec::new();
+    for q in ["in", "out", "inout"] {
+        let out = dir.path().join(format!("{q}.pcap"));
+        let r = Running::start(&ns, &[SIFT, "-i", "inj0", "-Q", q, "-w", out.to_str().unwrap()]);
+        runs.push((q, out, r));
+    }
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    for (q, out, r) in runs {
+        let (ok, stderr) = r.stop();
+        assert!(ok, "{stderr}");
+        let n = packets(&out).len();
+        assert_eq!(n, if q == "in" { 0 } else { 200 }, "-Q {q}: {stderr}");
+        assert_eq!(counts(&stderr).captured, n as u64);
+    }
+}
