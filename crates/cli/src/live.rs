@@ -14,11 +14,12 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
-use sift_capture::{Capture, Config, Direction, FrameMeta, Placement, UserFilter};
+use sift_capture::{Capture, Config, Direction, FrameMeta, Placement, Stats, UserFilter};
 use sift_insn::Insn;
 use sift_pcap::{Interface, Packet, PcapWriter, PcapngWriter, Precision, Timestamp, linktype};
 
@@ -63,6 +64,10 @@ pub struct LiveArgs {
     /// --immediate-mode).
     #[arg(long = "block-timeout", value_name = "MS")]
     pub block_timeout: Option<u32>,
+    /// Capture with N sockets in a PACKET_FANOUT group, one thread each (flows are spread
+    /// over them; packets of different flows may be written in a different order).
+    #[arg(long = "fanout", value_name = "N")]
+    pub fanout: Option<usize>,
 }
 
 impl LiveArgs {
@@ -299,13 +304,10 @@ enum Output {
     Print { out: io::StdoutLock<'static>, nano: bool },
 }
 
-/// The user-space filter: the JIT (or the interpreter with Linux semantics when the program
-/// reads packet metadata, which only the kernel or that interpreter can supply).
-fn user_filter(
-    validated: &sift_verify::Validated,
-    engine: Option<crate::bpf_cmd::Engine>,
-) -> UserFilter {
-    let uses_metadata = validated.insns().iter().any(|i| {
+/// Whether the program reads packet metadata (Linux ancillary loads), which only the kernel
+/// or the interpreter's Linux flavor can supply.
+fn uses_metadata(validated: &sift_verify::Validated) -> bool {
+    validated.insns().iter().any(|i| {
         let class = sift_insn::code::class(i.code);
         (class == sift_insn::code::BPF_LD || class == sift_insn::code::BPF_LDX)
             && matches!(
@@ -313,8 +315,30 @@ fn user_filter(
                 sift_insn::code::BPF_ABS | sift_insn::code::BPF_IND
             )
             && i.k >= sift_insn::code::SKF_AD_OFF
-    });
-    if uses_metadata {
+    })
+}
+
+/// The name of the engine [`user_filter`] picks.
+fn user_engine(
+    validated: &sift_verify::Validated,
+    engine: Option<crate::bpf_cmd::Engine>,
+) -> &'static str {
+    if uses_metadata(validated) {
+        "the interpreter, Linux semantics"
+    } else if matches!(engine, Some(crate::bpf_cmd::Engine::Interp)) {
+        "the interpreter"
+    } else {
+        "the JIT"
+    }
+}
+
+/// The user-space filter: the JIT (or the interpreter with Linux semantics when the program
+/// reads packet metadata, which only the kernel or that interpreter can supply).
+fn user_filter(
+    validated: &sift_verify::Validated,
+    engine: Option<crate::bpf_cmd::Engine>,
+) -> UserFilter {
+    if uses_metadata(validated) {
         let interp = sift_vm::Interpreter::with_flavor(validated, sift_vm::Flavor::Linux);
         return Box::new(move |data: &[u8], wire_len: u32, m: &FrameMeta| {
             let meta = sift_vm::PacketMeta {
@@ -407,7 +431,10 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("internal error: the compiled filter is invalid: {e}"))?;
     let placement = cap.set_filter(&prog, || user_filter(&validated, args.engine))?;
     if let Placement::UserSpace { reason } = &placement {
-        eprintln!("sift: warning: filtering in user space with the JIT: {reason}");
+        eprintln!(
+            "sift: warning: filtering in user space ({}): {reason}",
+            user_engine(&validated, args.engine)
+        );
     }
 
     let precision = args.precision().unwrap_or_default();
@@ -422,14 +449,7 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     };
 
     let stop = sift_capture::stop_on_signals().context("cannot install the signal handlers")?;
-    cap.start()?;
-    eprintln!(
-        "sift: listening on {interface}, link-type {} ({}), snapshot length {snaplen} bytes",
-        linktype::display(link_type),
-        linktype::description(link_type).unwrap_or("unknown"),
-    );
-
-    let mut sink = Sink {
+    let sink = Sink {
         output,
         link_type,
         limit: args.count.unwrap_or(u64::MAX),
@@ -437,29 +457,28 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         failure: None,
         limit_reached: false,
     };
-    let mut io_error = None;
-    let mut stats = None;
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            // Stop the flow, then write everything the kernel counted as queued.
-            match cap.drain(&mut |f| sink.take(f)) {
-                Ok(s) => stats = Some(s),
-                Err(e) => io_error = Some(e),
-            }
-            break;
-        }
-        if let Err(e) = cap.dispatch(Duration::from_millis(100), &mut |f| sink.take(f)) {
-            io_error = Some(e);
-            break;
-        }
-        if sink.done() {
-            break;
-        }
-    }
-    let stats = match stats {
-        Some(s) => s,
-        None => cap.stats().context("cannot read the capture statistics")?,
+    let listening = || {
+        eprintln!(
+            "sift: listening on {interface}, link-type {} ({}), snapshot length {snaplen} bytes",
+            linktype::display(link_type),
+            linktype::description(link_type).unwrap_or("unknown"),
+        );
     };
+    let (stats, io_error, sink) = match live.fanout {
+        Some(n) if n > 1 => {
+            // Each member opens its own socket; this one only served to learn the link type
+            // and where the filter runs. It was never bound, so it saw no packet.
+            drop(cap);
+            cfg.fanout_group = Some((std::process::id() & 0xffff) as u16);
+            fanout(n, &cfg, &prog, args.engine, sink, stop, listening)?
+        }
+        _ => {
+            cap.start()?;
+            listening();
+            single(cap, sink, stop)?
+        }
+    };
+
     let Sink { output, captured, failure, limit_reached, .. } = sink;
     let finished = match output {
         Output::Files(mut files) => {
@@ -486,6 +505,137 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     }
     finished.context("writing output")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Captures on one socket until a signal, the count, or a write error.
+fn single(
+    mut cap: Capture,
+    mut sink: Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Stats, Option<io::Error>, Sink)> {
+    let mut io_error = None;
+    let mut stats = None;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            // Stop the flow, then write everything the kernel counted as queued.
+            match cap.drain(&mut |f| sink.take(f)) {
+                Ok(s) => stats = Some(s),
+                Err(e) => io_error = Some(e),
+            }
+            break;
+        }
+        if let Err(e) = cap.dispatch(Duration::from_millis(100), &mut |f| sink.take(f)) {
+            io_error = Some(e);
+            break;
+        }
+        if sink.done() {
+            break;
+        }
+    }
+    let stats = match stats {
+        Some(s) => s,
+        None => cap.stats().context("cannot read the capture statistics")?,
+    };
+    Ok((stats, io_error, sink))
+}
+
+/// What a fan-out member sends to the writer.
+enum Member {
+    Ready,
+    Packet { secs: u64, nanos: u32, wire_len: u32, data: Vec<u8> },
+    Finished(anyhow::Result<Stats>),
+}
+
+/// Captures with `n` sockets in one `PACKET_FANOUT` group (flow-hash mode), one thread each;
+/// the kernel spreads flows over them and this thread writes what they take. Packets of one
+/// flow keep their order; packets of different flows may be interleaved differently than on
+/// the wire. The counters are the sums over the members.
+fn fanout(
+    n: usize,
+    cfg: &Config,
+    prog: &[Insn],
+    engine: Option<crate::bpf_cmd::Engine>,
+    mut sink: Sink,
+    stop: &'static AtomicBool,
+    listening: impl FnOnce(),
+) -> anyhow::Result<(Stats, Option<io::Error>, Sink)> {
+    let done = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::sync_channel::<Member>(1 << 14);
+    for _ in 0..n {
+        let (cfg, prog, tx, done) = (cfg.clone(), prog.to_vec(), tx.clone(), done.clone());
+        std::thread::spawn(move || {
+            let result = (|| -> anyhow::Result<Stats> {
+                let mut cap = Capture::open(&cfg)?;
+                let validated = sift_verify::validate(&prog, sift_verify::Mode::Libpcap)
+                    .map_err(|e| anyhow::anyhow!("the compiled filter is invalid: {e}"))?;
+                cap.set_filter(&prog, || user_filter(&validated, engine))?;
+                cap.start()?;
+                let _ = tx.send(Member::Ready);
+                let mut send = |f: &sift_capture::Frame<'_>| {
+                    let p = Member::Packet {
+                        secs: f.secs,
+                        nanos: f.nanos,
+                        wire_len: f.wire_len,
+                        data: f.data.to_vec(),
+                    };
+                    tx.send(p).is_ok() && !done.load(Ordering::SeqCst)
+                };
+                loop {
+                    if stop.load(Ordering::SeqCst) {
+                        return Ok(cap.drain(&mut send)?);
+                    }
+                    if done.load(Ordering::SeqCst) {
+                        return Ok(cap.stats()?);
+                    }
+                    cap.dispatch(Duration::from_millis(100), &mut send)?;
+                }
+            })();
+            let _ = tx.send(Member::Finished(result));
+        });
+    }
+    drop(tx);
+    let (mut ready, mut finished) = (0, 0);
+    let mut listening = Some(listening);
+    let mut total = Stats::default();
+    let mut failure = None;
+    let meta = sift_capture::FrameMeta::default();
+    while finished < n {
+        let Ok(msg) = rx.recv() else { break };
+        match msg {
+            Member::Ready => {
+                ready += 1;
+                if ready == n
+                    && let Some(f) = listening.take()
+                {
+                    f();
+                }
+            }
+            Member::Packet { secs, nanos, wire_len, data } => {
+                let frame = sift_capture::Frame { secs, nanos, wire_len, data: &data, meta: &meta };
+                if !sink.done() && !sink.take(&frame) {
+                    done.store(true, Ordering::SeqCst);
+                }
+            }
+            Member::Finished(r) => {
+                finished += 1;
+                match r {
+                    Ok(s) => {
+                        total.received += s.received;
+                        total.dropped += s.dropped;
+                        total.taken += s.taken;
+                    }
+                    Err(e) => {
+                        done.store(true, Ordering::SeqCst);
+                        failure.get_or_insert(e);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok((total, None, sink))
 }
 
 /// Takes captured packets until the count, a write error or the file limit.

@@ -571,11 +571,20 @@ fn printing_is_line_buffered() {
     let mut sift = Running::start(&ns, &[SIFT, "-i", "cap0", "arp or ip"]);
     let want = expected(&input, "arp or ip", 262_144).len();
     assert!(ns.inject(&input, &["--topspeed"]).status.success());
-    // The lines arrive while the capture still runs.
+    // The lines arrive while the capture still runs (read on a thread, so that a missing line
+    // fails the test instead of hanging it).
     let out = sift.child.stdout.take().unwrap();
-    let mut lines = BufReader::new(out).lines();
-    for _ in 0..want {
-        let l = lines.next().expect("a line per packet").unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    for i in 0..want {
+        let l = rx.recv_timeout(Duration::from_secs(10));
+        let l = l.unwrap_or_else(|_| panic!("line {} of {want} did not arrive", i + 1));
         assert!(l.contains("EN10MB, length"), "{l}");
     }
     let (ok, stderr) = sift.stop();
@@ -674,4 +683,28 @@ fn direction_keeps_only_the_packets_asked_for() {
         assert_eq!(n, if q == "in" { 0 } else { 200 }, "-Q {q}: {stderr}");
         assert_eq!(counts(&stderr).captured, n as u64);
     }
+}
+
+#[test]
+fn fanout_spreads_the_capture_over_threads_and_loses_nothing() {
+    let Some(ns) = Netns::new("fanout") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), 2000, 21);
+    let out = dir.path().join("f.pcap");
+    let filter = "ip or arp";
+    let sift = Running::start(
+        &ns,
+        &[SIFT, "-i", "cap0", "--fanout", "3", "-w", out.to_str().unwrap(), filter],
+    );
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    let (ok, stderr) = sift.stop();
+    assert!(ok, "{stderr}");
+    let mut want = expected(&input, filter, 262_144);
+    let mut got = packets(&out);
+    let n = want.len() as u64;
+    assert_eq!(counts(&stderr), Counts { captured: n, received: n, dropped: 0 }, "{stderr}");
+    // Flows may interleave differently; the packets are the same.
+    want.sort();
+    got.sort();
+    assert_same_packets("--fanout 3", &got, &want);
 }
