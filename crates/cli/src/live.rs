@@ -61,7 +61,7 @@ pub struct LiveArgs {
     #[arg(short = 'W', value_name = "COUNT")]
     pub file_count: Option<u32>,
     /// How long the kernel holds a partly filled ring block, in ms (default 100; 1 with
-    /// --immediate-mode).
+    /// --immediate-mode or when printing).
     #[arg(long = "block-timeout", value_name = "MS")]
     pub block_timeout: Option<u32>,
     /// Capture with N sockets in a PACKET_FANOUT group, one thread each (flows are spread
@@ -710,6 +710,27 @@ mod tests {
         assert!(parse_file_size("0").is_err());
         assert!(parse_file_size("1x").is_err());
         assert!(parse_file_size("k").is_err());
+    }
+
+    #[test]
+    fn pcapng_header_length_is_what_the_writer_writes() {
+        for (name, res) in [
+            (Some("cap0"), sift_pcap::TsResolution::MICRO),
+            (Some("a-longer-name"), sift_pcap::TsResolution::NANO),
+            (None, sift_pcap::TsResolution::MICRO),
+        ] {
+            let mut iface = Interface::new(1, 262_144, res);
+            iface.name = name.map(str::to_string);
+            let mut w = PcapngWriter::new(Vec::new()).unwrap();
+            w.add_interface(&iface).unwrap();
+            let bytes = w.finish().unwrap();
+            let block_len = |at: usize| {
+                u64::from(u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()))
+            };
+            let shb = block_len(0);
+            let idb = block_len(shb as usize);
+            assert_eq!(pcapng_header_len(&iface), shb + idb, "{name:?}");
+        }
     }
 
     #[test]
