@@ -150,7 +150,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         by_link_type: std::collections::HashMap::new(),
     });
     let Some(input) = args.read.clone() else {
-        bail!("no input: give a capture file with -r FILE (live capture is not supported yet)");
+        bail!("no input: give a capture file with -r FILE or an interface with -i IFACE");
     };
     let shown = input.display().to_string();
     let mut reader = sift_pcap::open(&input).with_context(|| shown.clone())?;
