@@ -55,7 +55,7 @@ pub struct DumpArgs {
 }
 
 impl DumpArgs {
-    fn precision(&self) -> Option<Precision> {
+    pub(crate) fn precision(&self) -> Option<Precision> {
         if self.nano {
             return Some(Precision::Nano);
         }
@@ -149,7 +149,7 @@ pub(crate) fn compile_for_file(
 }
 
 /// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces).
-fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
+pub(crate) fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
     let text = match &args.filter_file {
         Some(path) => {
             let raw = std::fs::read_to_string(path)
@@ -170,7 +170,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         by_link_type: std::collections::HashMap::new(),
     });
     if args.read.is_empty() {
-        bail!("no input: give a capture file with -r FILE (live capture is not supported yet)");
+        bail!("no input: give a capture file with -r FILE or an interface with -i IFACE");
     }
     if args.count_only && args.write.is_some() {
         bail!("--count prints the number of matching packets; it cannot be combined with -w");
@@ -348,7 +348,7 @@ fn run_parallel(
         }
         Some(Sink::Print { out, nano }) => {
             let nano = *nano;
-            let encode = |p: &Packet<'_>, buf: &mut Vec<u8>| print_line(buf, p, nano);
+            let encode = |p: &Packet<'_>, buf: &mut Vec<u8>| Ok(print_line(buf, p, nano)?);
             crate::parallel::run(file, threads, &keep, &encode, |bytes, at, kept| {
                 progress.update(at, kept);
                 Ok(out.write_all(bytes)?)
@@ -361,18 +361,6 @@ fn run_parallel(
     let finished = sink.map(finish).unwrap_or(Ok(()));
     let clipped = vec![(shown, totals.clipped)];
     Ok(Some(conclude(args, engine, totals.read, totals.kept, &clipped, outcome, finished, false)))
-}
-
-/// The line printed for a packet (until the protocol decoder prints more).
-fn print_line(out: &mut impl Write, packet: &Packet<'_>, nano: bool) -> anyhow::Result<()> {
-    let time = crate::timefmt::time_of_day(packet.timestamp, nano);
-    let lt = linktype::display(packet.link_type);
-    if packet.data.len() as u64 == u64::from(packet.wire_len) {
-        writeln!(out, "{time} {lt}, length {}", packet.wire_len)?;
-    } else {
-        writeln!(out, "{time} {lt}, length {} (captured {})", packet.wire_len, packet.data.len())?;
-    }
-    Ok(())
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -446,6 +434,17 @@ fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyho
         Sink::Print { out, nano } => print_line(out, packet, *nano)?,
     }
     Ok(())
+}
+
+/// Prints the one-line summary of a packet (also used by live capture).
+pub(crate) fn print_line(out: &mut impl Write, packet: &Packet<'_>, nano: bool) -> io::Result<()> {
+    let time = crate::timefmt::time_of_day(packet.timestamp, nano);
+    let lt = linktype::display(packet.link_type);
+    if packet.data.len() as u64 == u64::from(packet.wire_len) {
+        writeln!(out, "{time} {lt}, length {}", packet.wire_len)
+    } else {
+        writeln!(out, "{time} {lt}, length {} (captured {})", packet.wire_len, packet.data.len())
+    }
 }
 
 fn finish(sink: Sink) -> anyhow::Result<()> {

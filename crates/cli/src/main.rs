@@ -10,6 +10,8 @@ mod bpf_cmd;
 mod compile_cmd;
 mod dump;
 mod gen_cmd;
+mod inject_cmd;
+mod live;
 mod parallel;
 mod progress;
 mod source;
@@ -27,6 +29,8 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     dump: dump::DumpArgs,
+    #[command(flatten)]
+    live: live::LiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,6 +44,8 @@ enum Command {
     Gen(gen_cmd::GenArgs),
     /// Compile a filter expression to classic BPF (like `tcpdump -O -d`; unoptimized for now).
     Compile(compile_cmd::CompileArgs),
+    /// Send the packets of a capture on an interface (needs root or CAP_NET_RAW).
+    Inject(inject_cmd::InjectArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +55,8 @@ fn main() -> ExitCode {
         Some(Command::Gen(args)) => gen_cmd::run(args),
         Some(Command::Bench(args)) => bench_cmd::run(args),
         Some(Command::Compile(args)) => compile_cmd::run(args),
+        Some(Command::Inject(args)) => inject_cmd::run(args),
+        None if cli.live.wanted() => live::run(cli.live, cli.dump),
         None => dump::run(cli.dump),
     };
     match result {
