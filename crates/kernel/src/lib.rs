@@ -21,6 +21,11 @@
 use std::io;
 use std::os::fd::OwnedFd;
 
+pub mod ebpf;
+mod testrun;
+
+pub use testrun::{EbpfError, KernelEbpf, MAX_PACKET};
+
 /// One classic BPF instruction: sift-insn's [`Insn`](sift_insn::Insn), which is laid out
 /// exactly like C's `struct sock_filter`.
 pub use sift_insn::Insn as RawInsn;
@@ -207,6 +212,119 @@ mod sys {
                 return Err(err);
             }
         }
+    }
+
+    /// `union bpf_attr` for `BPF_PROG_LOAD` (the fields up to `expected_attach_type`).
+    #[repr(C)]
+    #[derive(Default)]
+    struct ProgLoadAttr {
+        prog_type: u32,
+        insn_cnt: u32,
+        insns: u64,
+        license: u64,
+        log_level: u32,
+        log_size: u32,
+        log_buf: u64,
+        kern_version: u32,
+        prog_flags: u32,
+        prog_name: [u8; 16],
+        prog_ifindex: u32,
+        expected_attach_type: u32,
+    }
+
+    /// `union bpf_attr` for `BPF_PROG_TEST_RUN`.
+    #[repr(C)]
+    #[derive(Default)]
+    struct TestRunAttr {
+        prog_fd: u32,
+        retval: u32,
+        data_size_in: u32,
+        data_size_out: u32,
+        data_in: u64,
+        data_out: u64,
+        repeat: u32,
+        duration: u32,
+        ctx_size_in: u32,
+        ctx_size_out: u32,
+        ctx_in: u64,
+        ctx_out: u64,
+        flags: u32,
+        cpu: u32,
+        batch_size: u32,
+        _pad: u32,
+    }
+
+    const BPF_PROG_LOAD: libc::c_long = 5;
+    const BPF_PROG_TEST_RUN: libc::c_long = 10;
+
+    fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
+        loop {
+            // SAFETY: `attr` is a live, initialised #[repr(C)] prefix of `union bpf_attr` for
+            // `cmd`, and its size is passed; every pointer inside it points to memory that
+            // outlives the call (the callers keep the buffers borrowed).
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_bpf,
+                    cmd,
+                    (attr as *mut T).cast::<libc::c_void>(),
+                    std::mem::size_of::<T>() as libc::c_uint,
+                )
+            };
+            if rc >= 0 {
+                return Ok(rc);
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+
+    /// `BPF_PROG_LOAD` of `insns` (encoded eBPF, 8 bytes per slot). With `log`, the verifier's
+    /// log (level 1) is written into it (NUL-terminated).
+    pub(super) fn bpf_prog_load(
+        prog_type: u32,
+        insns: &[u8],
+        log: Option<&mut [u8]>,
+    ) -> io::Result<OwnedFd> {
+        const LICENSE: &[u8] = b"GPL\0";
+        let mut attr = ProgLoadAttr {
+            prog_type,
+            insn_cnt: u32::try_from(insns.len() / 8).unwrap_or(u32::MAX),
+            insns: insns.as_ptr() as u64,
+            license: LICENSE.as_ptr() as u64,
+            ..ProgLoadAttr::default()
+        };
+        attr.prog_name[..4].copy_from_slice(b"sift");
+        if let Some(log) = log {
+            attr.log_level = 1;
+            attr.log_size = u32::try_from(log.len()).unwrap_or(u32::MAX);
+            attr.log_buf = log.as_mut_ptr() as u64;
+        }
+        let fd = bpf(BPF_PROG_LOAD, &mut attr)?;
+        let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
+        // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// `BPF_PROG_TEST_RUN`: returns (retval, duration in ns per repetition).
+    pub(super) fn bpf_test_run(
+        prog: &OwnedFd,
+        data: &[u8],
+        ctx: &[u8],
+        repeat: u32,
+    ) -> io::Result<(u32, u32)> {
+        let mut attr = TestRunAttr {
+            prog_fd: prog.as_raw_fd() as u32,
+            data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
+            data_in: data.as_ptr() as u64,
+            repeat,
+            ctx_size_in: u32::try_from(ctx.len()).unwrap_or(u32::MAX),
+            ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
+            ..TestRunAttr::default()
+        };
+        bpf(BPF_PROG_TEST_RUN, &mut attr)?;
+        Ok((attr.retval, attr.duration))
     }
 
     pub(super) fn recv_nonblocking(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {

@@ -1,0 +1,147 @@
+//! sift's classic → eBPF translation run by the kernel (`BPF_PROG_TEST_RUN`) against sift's
+//! interpreter in its Linux flavor, on random validated programs and packets.
+
+use sift_insn::{Insn, Opcode};
+use sift_kernel::ebpf::NET_HEADER;
+use sift_kernel::{EbpfError, KernelEbpf};
+use sift_verify::{Mode, validate};
+use sift_vm::testgen::{self, GenConfig, Rng};
+use sift_vm::{Flavor, Interpreter, PacketMeta};
+
+/// What the test run's skb looks like to an `SKF_LL_OFF`/`SKF_NET_OFF` load.
+fn meta(wire_len: u32) -> PacketMeta {
+    PacketMeta {
+        wire_len,
+        mac_header: Some(0),
+        net_header: Some(NET_HEADER),
+        ..PacketMeta::default()
+    }
+}
+
+/// The engine, or `None` (skip, or fail under SIFT_REQUIRE_ORACLES=1) when the kernel can't
+/// be asked.
+fn engine_available() -> bool {
+    let prog = validate(&[Insn::stmt(Opcode::RetK.code(), 1)], Mode::Linux).unwrap();
+    match KernelEbpf::new(&prog) {
+        Ok(_) => true,
+        Err(EbpfError::Unavailable(e)) => {
+            sift_testkit::oracle_missing::<()>("kernel bpf(2) BPF_PROG_TEST_RUN", e);
+            false
+        }
+        Err(e) => panic!("a trivial program failed to load: {e}"),
+    }
+}
+
+fn check(prog: &[Insn], packets: &[(Vec<u8>, u32)], what: &str) -> usize {
+    let Ok(valid) = validate(prog, Mode::Linux) else { return 0 };
+    let interp = Interpreter::with_flavor(&valid, Flavor::Linux);
+    let engine = match KernelEbpf::new(&valid) {
+        Ok(e) => e,
+        Err(e) => panic!("{what}: {e}\nclassic:\n{prog:?}"),
+    };
+    for (i, (pkt, wire)) in packets.iter().enumerate() {
+        let want = interp.run_with_meta(pkt, &meta(*wire));
+        let got = engine.run(pkt, *wire).unwrap_or_else(|e| {
+            panic!("{what}: packet {i} ({} bytes, wire {wire}): {e}", pkt.len())
+        });
+        assert_eq!(
+            got,
+            want,
+            "{what}: packet {i} ({} bytes, wire {wire}): {pkt:02x?}\nclassic: {prog:?}\neBPF:\n{}",
+            pkt.len(),
+            engine.program()
+        );
+    }
+    packets.len()
+}
+
+#[test]
+fn random_programs_agree_with_the_interpreter() {
+    if !engine_available() {
+        return;
+    }
+    let mut rng = Rng::new(0x5eed_ebbf);
+    let cfg = GenConfig::linux();
+    let mut pairs = 0;
+    let mut programs = 0;
+    while pairs < 12_000 {
+        let prog = testgen::program(&mut rng, &cfg);
+        let packets: Vec<_> = (0..24).map(|_| testgen::packet(&mut rng)).collect();
+        let n = check(&prog, &packets, &format!("program {programs}"));
+        if n > 0 {
+            programs += 1;
+        }
+        pairs += n;
+    }
+    eprintln!("eBPF test run: {pairs} (program, packet) pairs over {programs} programs agree");
+}
+
+#[test]
+fn header_relative_and_wrapping_loads_agree() {
+    if !engine_available() {
+        return;
+    }
+    use sift_insn::code::{SKF_LL_OFF, SKF_NET_OFF};
+    let ld = |op: Opcode, k: u32| Insn::stmt(op.code(), k);
+    let ret_a = Insn::stmt(Opcode::RetA.code(), 0);
+    let mut rng = Rng::new(7);
+    let packets: Vec<_> = (0..200).map(|_| testgen::packet(&mut rng)).collect();
+    let mut cases = vec![];
+    for k in [SKF_LL_OFF, SKF_LL_OFF + 12, SKF_NET_OFF, SKF_NET_OFF + 9, SKF_LL_OFF - 1, 0xfff0] {
+        for op in [Opcode::LdAbsW, Opcode::LdAbsH, Opcode::LdAbsB] {
+            cases.push(vec![ld(op, k), ret_a]);
+        }
+        cases.push(vec![ld(Opcode::LdxMsh, k), Insn::stmt(Opcode::Txa.code(), 0), ret_a]);
+    }
+    for x in [0u32, 3, 0x7fff_ffff, 0x8000_0000, SKF_LL_OFF, SKF_NET_OFF + 2, u32::MAX] {
+        for k in [0u32, 1, 12, SKF_NET_OFF, 0x8000_0001, u32::MAX - 1] {
+            for op in [Opcode::LdIndW, Opcode::LdIndH, Opcode::LdIndB] {
+                cases.push(vec![ld(Opcode::LdxImm, x), ld(op, k), ret_a]);
+            }
+        }
+    }
+    // Shifts by X (masked to 5 bits), division and modulo by X = 0, len.
+    for x in [0u32, 1, 31, 32, 33, 255] {
+        for op in [Opcode::LshX, Opcode::RshX, Opcode::DivX, Opcode::ModX] {
+            cases.push(vec![
+                ld(Opcode::LdImm, 0x8765_4321),
+                ld(Opcode::LdxImm, x),
+                Insn::stmt(op.code(), 0),
+                ret_a,
+            ]);
+        }
+    }
+    cases.push(vec![Insn::stmt(Opcode::LdLen.code(), 0), ret_a]);
+    cases.push(vec![Insn::stmt(Opcode::LdxLen.code(), 0), Insn::stmt(Opcode::Txa.code(), 0), ret_a]);
+    let mut wires: Vec<(Vec<u8>, u32)> = packets.clone();
+    wires.push((vec![1, 2, 3], 2)); // wire below caplen
+    wires.push((vec![0; 20], 100_000)); // wire above 64 KiB
+    wires.push((vec![], 0));
+    wires.push((vec![0x45; sift_kernel::MAX_PACKET], 9000));
+    for (i, prog) in cases.iter().enumerate() {
+        check(prog, &wires, &format!("case {i}"));
+    }
+}
+
+#[test]
+fn long_packets_are_refused_not_cut() {
+    if !engine_available() {
+        return;
+    }
+    let prog = validate(&[Insn::stmt(Opcode::RetK.code(), u32::MAX)], Mode::Linux).unwrap();
+    let e = KernelEbpf::new(&prog).unwrap();
+    let err = e.run(&vec![0; sift_kernel::MAX_PACKET + 1], 5000).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(e.run(&vec![0; sift_kernel::MAX_PACKET], 5000).unwrap(), u32::MAX);
+}
+
+#[test]
+fn time_reports_nanoseconds_per_run() {
+    if !engine_available() {
+        return;
+    }
+    let prog = validate(&[Insn::stmt(Opcode::RetK.code(), 1)], Mode::Linux).unwrap();
+    let e = KernelEbpf::new(&prog).unwrap();
+    let ns = e.time(&[0; 64], 64, 10_000).unwrap();
+    assert!(ns > 0 && ns < 100_000, "{ns} ns per run");
+}
