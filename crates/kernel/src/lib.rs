@@ -23,8 +23,10 @@ use std::os::fd::OwnedFd;
 
 pub mod ebpf;
 mod testrun;
+mod veth;
 
 pub use testrun::{EbpfError, KernelEbpf, MAX_PACKET};
+pub use veth::{VethError, VethSocketFilter, kernel_view};
 
 /// One classic BPF instruction: sift-insn's [`Insn`](sift_insn::Insn), which is laid out
 /// exactly like C's `struct sock_filter`.
@@ -325,6 +327,145 @@ mod sys {
         };
         bpf(BPF_PROG_TEST_RUN, &mut attr)?;
         Ok((attr.retval, attr.duration))
+    }
+
+    /// Moves the calling thread into a new, empty network namespace.
+    pub(super) fn unshare_net() -> io::Result<()> {
+        // SAFETY: plain syscall with a constant flag; only this thread's namespace changes.
+        cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) }).map(drop)
+    }
+
+    /// The index of interface `name` in the calling thread's network namespace.
+    pub(super) fn if_index(name: &str) -> io::Result<libc::c_int> {
+        let c = std::ffi::CString::new(name).map_err(io::Error::other)?;
+        // SAFETY: `c` is a NUL-terminated string that lives through the call.
+        let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+        if i == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        libc::c_int::try_from(i).map_err(io::Error::other)
+    }
+
+    /// An `AF_PACKET` `SOCK_RAW` socket with protocol 0: it receives nothing until bound.
+    pub(super) fn packet_socket() -> io::Result<OwnedFd> {
+        // SAFETY: plain syscall with constant arguments; no pointers.
+        let fd =
+            cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) })?;
+        // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    fn sockaddr_ll(ifindex: libc::c_int, protocol: u16) -> libc::sockaddr_ll {
+        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = protocol.to_be();
+        sll.sll_ifindex = ifindex;
+        sll
+    }
+
+    /// Binds a packet socket to one interface, receiving every protocol (`ETH_P_ALL`).
+    pub(super) fn bind_packet_all(fd: &OwnedFd, ifindex: libc::c_int) -> io::Result<()> {
+        let sll = sockaddr_ll(ifindex, libc::ETH_P_ALL as u16);
+        // SAFETY: `sll` is a live sockaddr_ll and its size is passed.
+        cvt(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
+    /// `PACKET_IGNORE_OUTGOING`: do not see packets this host sends on the interface.
+    pub(super) fn ignore_outgoing(fd: &OwnedFd) -> io::Result<()> {
+        const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+        packet_option(fd, PACKET_IGNORE_OUTGOING)
+    }
+
+    /// `PACKET_QDISC_BYPASS`: send straight to the driver, past the queueing discipline.
+    pub(super) fn qdisc_bypass(fd: &OwnedFd) -> io::Result<()> {
+        const PACKET_QDISC_BYPASS: libc::c_int = 20;
+        packet_option(fd, PACKET_QDISC_BYPASS)
+    }
+
+    fn packet_option(fd: &OwnedFd, option: libc::c_int) -> io::Result<()> {
+        let one: libc::c_int = 1;
+        // SAFETY: `one` is a live c_int and the length passed is its size.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                option,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
+    /// `SO_RCVTIMEO`: blocking receives give up after `timeout`.
+    pub(super) fn set_receive_timeout(fd: &OwnedFd, timeout: std::time::Duration) -> io::Result<()> {
+        let tv = libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        };
+        // SAFETY: `tv` is a live timeval and the length passed is its size.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Sends one frame out of interface `ifindex` (a `SOCK_RAW` packet socket: the frame
+    /// includes its link-layer header).
+    pub(super) fn send_frame(fd: &OwnedFd, ifindex: libc::c_int, frame: &[u8]) -> io::Result<usize> {
+        let sll = sockaddr_ll(ifindex, 0);
+        loop {
+            // SAFETY: `frame` is valid for `frame.len()` reads and `sll` is a live
+            // sockaddr_ll whose size is passed.
+            let n = unsafe {
+                libc::sendto(
+                    fd.as_raw_fd(),
+                    frame.as_ptr().cast(),
+                    frame.len(),
+                    0,
+                    (&sll as *const libc::sockaddr_ll).cast(),
+                    std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+
+    /// A blocking receive (bounded by the socket's `SO_RCVTIMEO`): `None` on timeout.
+    pub(super) fn recv_blocking(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        loop {
+            // SAFETY: `buf` is valid for `buf.len()` writes for the duration of the call.
+            let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+            if n >= 0 {
+                return Ok(Some(n as usize));
+            }
+            let err = io::Error::last_os_error();
+            match err.kind() {
+                io::ErrorKind::WouldBlock => return Ok(None),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(err),
+            }
+        }
     }
 
     pub(super) fn recv_nonblocking(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
