@@ -341,7 +341,7 @@ fn size_name(code: u8) -> &'static str {
 }
 
 fn imm_text(imm: i32) -> String {
-    if (-9..=9).contains(&imm) { imm.to_string() } else { format!("{:#x}", imm as u32) }
+    if (-1023..=1023).contains(&imm) { imm.to_string() } else { format!("{:#x}", imm as u32) }
 }
 
 impl fmt::Display for Disasm<'_> {
@@ -759,9 +759,10 @@ pub fn translate(prog: &[Insn]) -> Result<EbpfProgram, TranslateError> {
             Tax => a.emit(EbpfInsn::mov32_reg(REG_X, REG_A)),
             Txa => a.emit(EbpfInsn::mov32_reg(REG_A, REG_X)),
             Ja => {
-                let t = next.checked_add(k as usize).filter(|&t| t < prog.len()).ok_or(
-                    TranslateError { index: idx, reason: TranslateReason::BadTarget },
-                )?;
+                let t = next
+                    .checked_add(k as usize)
+                    .filter(|&t| t < prog.len())
+                    .ok_or(TranslateError { index: idx, reason: TranslateReason::BadTarget })?;
                 if t != next {
                     a.jump(EbpfInsn::ja(0), Target::Classic(t));
                 }
@@ -870,11 +871,16 @@ mod tests {
 
     #[test]
     fn long_jumps_are_refused_not_wrapped() {
-        // ja over 4000 loads of ~8 slots each: far beyond 32767 slots.
-        let mut prog = vec![Insn::stmt(Opcode::Ja.code(), 4000)];
-        prog.extend(std::iter::repeat_n(Insn::stmt(Opcode::LdAbsW.code(), 0), 4000));
-        prog.push(Insn::stmt(Opcode::RetK.code(), 1));
-        let err = translate(&prog).unwrap_err();
-        assert_eq!(err.reason, TranslateReason::JumpTooFar);
+        // ja over 4000 reachable `[x + k]` loads of 17 slots each: beyond 32767 slots.
+        let mut prog = vec![
+            Insn::stmt(Opcode::LdAbsB.code(), 0),
+            Insn::jump(Opcode::JeqK.code(), 5, 0, 1),
+            Insn::stmt(Opcode::Ja.code(), 4000),
+        ];
+        prog.extend(std::iter::repeat_n(Insn::stmt(Opcode::LdIndW.code(), 0), 4000));
+        prog.push(Insn::stmt(Opcode::RetA.code(), 0));
+        // The first load's jump to the shared `return 0` is the first one out of reach.
+        let err = translate(&prog).map(|p| p.len());
+        assert_eq!(err, Err(TranslateError { index: 0, reason: TranslateReason::JumpTooFar }));
     }
 }

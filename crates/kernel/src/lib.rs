@@ -1,4 +1,4 @@
-//! The Linux kernel as a classic-BPF oracle (and, later, an engine).
+//! The Linux kernel as a classic-BPF oracle and as engines.
 //!
 //! The kernel has its own classic-BPF checker (`bpf_check_classic`, `check_load_and_stores`)
 //! and its own interpreter/JIT for socket filters. Those are a second opinion, independent of
@@ -8,12 +8,15 @@
 //! * [`check_classic`]: does `SO_ATTACH_FILTER` accept the program?
 //! * [`UnixDgramFilter`]: what does the attached program do to a given datagram? The kernel
 //!   runs a socket's filter on every datagram queued to it: 0 drops it, a smaller value
-//!   truncates it to that many bytes, anything else lets it through whole.
-//!
-//! `AF_UNIX` datagram sockets are used because their filter sees exactly the bytes that were
-//! sent, from offset 0, with no link or network header in front, and because they need no
-//! privilege, no network namespace and no interface. Later additions (`bpf(2)` with
-//! `BPF_PROG_TEST_RUN`, veth pairs in namespaces) will need root.
+//!   truncates it to that many bytes, anything else lets it through whole. `AF_UNIX` datagram
+//!   sockets see exactly the bytes sent, from offset 0, and need no privilege.
+//! * [`VethSocketFilter`] (root): the classic program on an `AF_PACKET` socket on a veth pair
+//!   in a private network namespace, fed Ethernet frames through the real receive path; it
+//!   reports which frames arrive and how much of each ([`kernel_view`] says what the filter
+//!   sees: the outer VLAN tag is gone).
+//! * [`KernelEbpf`] (root): sift's own classic → eBPF translation ([`ebpf`]) loaded with
+//!   `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run per packet with
+//!   `BPF_PROG_TEST_RUN` (return value, or the kernel's ns per run).
 //!
 //! All system calls live in one module, the only place `unsafe` is allowed.
 #![deny(unsafe_code)]
@@ -406,7 +409,10 @@ mod sys {
     }
 
     /// `SO_RCVTIMEO`: blocking receives give up after `timeout`.
-    pub(super) fn set_receive_timeout(fd: &OwnedFd, timeout: std::time::Duration) -> io::Result<()> {
+    pub(super) fn set_receive_timeout(
+        fd: &OwnedFd,
+        timeout: std::time::Duration,
+    ) -> io::Result<()> {
         let tv = libc::timeval {
             tv_sec: timeout.as_secs() as libc::time_t,
             tv_usec: timeout.subsec_micros() as libc::suseconds_t,
@@ -426,7 +432,11 @@ mod sys {
 
     /// Sends one frame out of interface `ifindex` (a `SOCK_RAW` packet socket: the frame
     /// includes its link-layer header).
-    pub(super) fn send_frame(fd: &OwnedFd, ifindex: libc::c_int, frame: &[u8]) -> io::Result<usize> {
+    pub(super) fn send_frame(
+        fd: &OwnedFd,
+        ifindex: libc::c_int,
+        frame: &[u8],
+    ) -> io::Result<usize> {
         let sll = sockaddr_ll(ifindex, 0);
         loop {
             // SAFETY: `frame` is valid for `frame.len()` reads and `sll` is a live

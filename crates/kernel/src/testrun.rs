@@ -166,3 +166,50 @@ fn min_len(pkt: &[u8]) -> usize {
 fn is_unavailable(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EACCES))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ebpf::{EbpfInsn, EbpfProgram};
+
+    const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
+
+    /// Why not `SOCKET_FILTER`: its test run hands the program the packet from the network
+    /// header on (the Ethernet header is pulled), and `skb->len` is 14 short.
+    #[test]
+    fn socket_filter_test_runs_start_at_the_network_header() {
+        let mut frame = [0u8; 64];
+        frame[12..14].copy_from_slice(&[0x08, 0x00]);
+        frame[14] = 0x45;
+        // r6 = r1; r0 = ldabs_b [0]; exit
+        let ld_abs = EbpfProgram {
+            insns: vec![
+                EbpfInsn::mov64_reg(6, 1),
+                EbpfInsn::new(0x30, 0, 0, 0, 0),
+                EbpfInsn::exit(),
+            ],
+        };
+        // r0 = skb->len; exit
+        let len = EbpfProgram { insns: vec![EbpfInsn::load(0x00, 0, 1, 0), EbpfInsn::exit()] };
+        let load = |p: &EbpfProgram| {
+            sift_testkit::oracle(
+                "kernel bpf(2) BPF_PROG_LOAD",
+                sys::bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, &p.to_bytes(), None),
+            )
+        };
+        let (Some(ld_abs), Some(len)) = (load(&ld_abs), load(&len)) else { return };
+        assert_eq!(sys::bpf_test_run(&ld_abs, &frame, &[], 1).unwrap().0, 0x45);
+        assert_eq!(sys::bpf_test_run(&len, &frame, &[], 1).unwrap().0, 50);
+    }
+
+    #[test]
+    fn min_len_follows_the_ethertype() {
+        let mut f = [0u8; 14];
+        assert_eq!(min_len(&f), 14);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        assert_eq!(min_len(&f), 34);
+        f[12..14].copy_from_slice(&[0x86, 0xdd]);
+        assert_eq!(min_len(&f), 54);
+        assert_eq!(min_len(&[0x86, 0xdd]), 14);
+    }
+}

@@ -231,7 +231,8 @@ fn ip(tool: &PathBuf, args: &[&str]) -> Result<(), VethError> {
 /// Runs on a thread of its own: that thread's namespace becomes the private one.
 fn setup(prog: &[Insn]) -> Result<Sockets, VethError> {
     let tool = ip_tool().ok_or_else(|| VethError::Unavailable("`ip` not found".into()))?;
-    sys::unshare_net().map_err(|e| VethError::Unavailable(format!("unshare(CLONE_NEWNET): {e}")))?;
+    sys::unshare_net()
+        .map_err(|e| VethError::Unavailable(format!("unshare(CLONE_NEWNET): {e}")))?;
     // /proc/sys/net is resolved in the calling thread's namespace.
     for conf in ["all", "default"] {
         let path = format!("/proc/sys/net/ipv6/conf/{conf}/disable_ipv6");
