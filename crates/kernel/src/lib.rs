@@ -29,7 +29,7 @@ mod testrun;
 mod veth;
 
 pub use testrun::{EbpfError, KernelEbpf, MAX_PACKET};
-pub use veth::{VethError, VethSocketFilter, kernel_view};
+pub use veth::{MAX_FRAME, VethError, VethSocketFilter, kernel_view};
 
 /// One classic BPF instruction: sift-insn's [`Insn`](sift_insn::Insn), which is laid out
 /// exactly like C's `struct sock_filter`.

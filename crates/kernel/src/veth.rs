@@ -29,8 +29,8 @@
 //!
 //! # What the filter sees
 //!
-//! Frames must be Ethernet (`DLT_EN10MB`) and at least 14 bytes (a shorter frame is refused by
-//! `AF_PACKET`). The receive path removes the outer 802.1Q/802.1ad tag before any tap sees the
+//! Frames must be Ethernet (`DLT_EN10MB`), at least 14 bytes (a shorter frame is refused by
+//! `AF_PACKET`) and at most [`MAX_FRAME`] (the largest veth MTU plus the header). The receive path removes the outer 802.1Q/802.1ad tag before any tap sees the
 //! frame (`skb_vlan_untag`; a VLAN frame shorter than 20 bytes is dropped there), so the filter
 //! runs on the frame *without* that tag: [`kernel_view`] gives those bytes. `len` is the
 //! length of that view (only captured bytes are sent: a frame cut short by the capture's
@@ -58,6 +58,8 @@ const WAIT: Duration = Duration::from_secs(1);
 const BUF: usize = 70_000;
 /// The shortest frame `AF_PACKET` sends on an Ethernet device.
 const ETH_HLEN: usize = 14;
+/// The longest frame the pair carries (MTU 65535 plus the Ethernet header).
+pub const MAX_FRAME: usize = 65535 + ETH_HLEN;
 
 /// Why the veth engine could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -93,10 +95,10 @@ struct Sockets {
 
 /// The bytes the kernel's socket filter sees for `frame` on the veth receive path: the frame
 /// with its outer VLAN tag removed (when its EtherType is 0x8100 or 0x88a8), or `None` when the
-/// engine cannot deliver it (shorter than an Ethernet header, or a VLAN frame too short for
-/// the kernel to untag).
+/// engine cannot deliver it (shorter than an Ethernet header, longer than [`MAX_FRAME`], or a
+/// VLAN frame too short for the kernel to untag).
 pub fn kernel_view(frame: &[u8]) -> Option<Cow<'_, [u8]>> {
-    if frame.len() < ETH_HLEN {
+    if frame.len() < ETH_HLEN || frame.len() > MAX_FRAME {
         return None;
     }
     match [frame[12], frame[13]] {

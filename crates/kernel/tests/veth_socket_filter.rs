@@ -125,6 +125,9 @@ fn truncation_and_short_frames() {
     eng.set_filter(&[Insn::stmt(Opcode::RetK.code(), u32::MAX)]).unwrap();
     assert_eq!(eng.run(&vec![0x55; 9000]).unwrap(), Some(9000));
     assert_eq!(eng.run(&vec![0x55; 65_000]).unwrap(), Some(65_000));
+    let max = sift_kernel::MAX_FRAME;
+    assert_eq!(eng.run(&vec![0x55; max]).unwrap(), Some(max as u32));
+    assert_eq!(eng.run(&vec![0x55; max + 1]).unwrap(), None, "longer than the MTU allows");
 }
 
 #[test]
