@@ -15,9 +15,11 @@
 //! (`cb[]`) from the context passed in, and reads both. So the translation targets `SCHED_CLS`
 //! and uses no helper calls at all:
 //!
-//! * **Registers.** A is `w0`, X is `w7` (32-bit sub-registers, so every ALU result is the
-//!   classic 32-bit value, zero-extended), the context is kept in `r6`, `data`/`data_end` in
-//!   `r8`/`r9`, the captured length in `r5` and the wire length in `r4`; `r1`–`r3` are scratch.
+//! * **Registers.** As in the kernel's conversion, A is `r0` and X is `r7`, used as 32-bit
+//!   sub-registers `w0`/`w7` (so every ALU result is the classic 32-bit value, zero-extended),
+//!   the context is kept in `r6` and `data` in `r8`; `r9` holds `data_end` (the kernel caches
+//!   the linear length there), `r5` the captured length and `r4` the wire length; `r1`–`r3` are
+//!   scratch. No helper is called, so nothing is clobbered.
 //!   `M[k]` is the 32-bit stack slot at `r10 - 4(k+1)`; slots that are read are zeroed in the
 //!   prologue (the kernel's verifier refuses uninitialised stack reads, and sift's interpreter
 //!   starts with `M[]` = 0).
@@ -36,17 +38,25 @@
 //!   `jt`/`jf` pair becomes one conditional jump when one side falls through (inverted when the
 //!   true side does, except `jset`), otherwise a conditional jump and a `ja`.
 //! * **Return.** `ret #k` sets `w0` and exits; `ret a` exits. A failed load or a division by zero
-//!   jumps to a shared `w0 = 0; exit` at the end.
+//!   jumps to a shared `w0 = 0; exit` at the end. An instruction that always fails (a load at an
+//!   offset no packet reaches, a division by the constant 0) becomes `w0 = 0; exit` itself.
+//!   Classic instructions no path reaches are left out: the verifier refuses unreachable code.
 //! * **Lengths.** `len` is `__sk_buff.wire_len` (`qdisc_skb_cb(skb)->pkt_len`, which a test run
 //!   sets from the context it is given), the captured length is `__sk_buff.len`. A test run
-//!   refuses packets shorter than an Ethernet header and a wire length below the captured
-//!   length; for those, [`crate::KernelEbpf`] pads the packet to 14 bytes and passes the real
-//!   lengths in the control block: `cb[0]` = captured length + 1 (0: not used), `cb[1]` = wire
-//!   length, which the prologue prefers when `cb[0]` is not 0.
+//!   refuses some packets (shorter than an Ethernet header; an IPv4 or IPv6 EtherType without
+//!   room for that header) and some wire lengths (below the captured length, above 64 KiB); for
+//!   those, [`crate::KernelEbpf`] pads the packet with zeros and passes the real lengths in the
+//!   control block: `cb[0]` = captured length + 1 (0: not used), `cb[1]` = wire length, which
+//!   the prologue prefers when `cb[0]` is not 0.
 //!
 //! Not translated: ancillary loads (`ld [SKF_AD_OFF + …]`): their values come from `sk_buff`
 //! fields a test run fills in its own way, so they are reported as
-//! [`TranslateReason::Ancillary`].
+//! [`TranslateReason::Ancillary`]. eBPF jump offsets are 16-bit: a program whose translation
+//! puts a jump more than 32767 slots before its target is refused
+//! ([`TranslateReason::JumpTooFar`]; the kernel's conversion refuses classic jumps that do not
+//! fit either, though its failed loads exit locally where ours jump to one shared exit).
+//! Realistic filters are far below the limit (a `[x + k]` load is 17 slots, a constant-offset
+//! load 5–6).
 #![forbid(unsafe_code)]
 
 use std::fmt;
