@@ -51,12 +51,12 @@
 //!
 //! Not translated: ancillary loads (`ld [SKF_AD_OFF + …]`): their values come from `sk_buff`
 //! fields a test run fills in its own way, so they are reported as
-//! [`TranslateReason::Ancillary`]. eBPF jump offsets are 16-bit: a program whose translation
-//! puts a jump more than 32767 slots before its target is refused
-//! ([`TranslateReason::JumpTooFar`]; the kernel's conversion refuses classic jumps that do not
-//! fit either, though its failed loads exit locally where ours jump to one shared exit).
-//! Realistic filters are far below the limit (a `[x + k]` load is 17 slots, a constant-offset
-//! load 5–6).
+//! [`TranslateReason::Ancillary`]. eBPF jump offsets are 16-bit: when the shared exit is out
+//! of reach, the program is translated again with a `w0 = 0; exit` after each failure check
+//! (as the kernel's conversion does after each load); a classic jump whose translation spans
+//! more than 32767 slots is refused ([`TranslateReason::JumpTooFar`]; the kernel's conversion
+//! refuses those too). Realistic filters are far below that (a `[x + k]` load is 17 slots, a
+//! constant-offset load 5–6).
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -468,6 +468,9 @@ struct Asm {
     /// (slot, target, classic index for errors)
     fixups: Vec<(usize, Target, usize)>,
     cur: usize,
+    /// Each failure check exits on the spot (`w0 = 0; exit` after it) instead of jumping to
+    /// the shared exit at the end: for programs too long for 16-bit jumps to reach the end.
+    local_exits: bool,
 }
 
 impl Asm {
@@ -479,10 +482,44 @@ impl Asm {
         self.out.push(i);
     }
     fn fail_if_imm(&mut self, class: u8, op: u8, dst: Reg, imm: i32) {
-        self.jump(EbpfInsn::jmp_imm(class, op, dst, imm, 0), Target::Fail);
+        if self.local_exits {
+            self.emit(EbpfInsn::jmp_imm(class, inverse(op), dst, imm, 2));
+            self.local_exit();
+        } else {
+            self.jump(EbpfInsn::jmp_imm(class, op, dst, imm, 0), Target::Fail);
+        }
     }
     fn fail_if_reg(&mut self, class: u8, op: u8, dst: Reg, src: Reg) {
-        self.jump(EbpfInsn::jmp_reg(class, op, dst, src, 0), Target::Fail);
+        if self.local_exits {
+            self.emit(EbpfInsn::jmp_reg(class, inverse(op), dst, src, 2));
+            self.local_exit();
+        } else {
+            self.jump(EbpfInsn::jmp_reg(class, op, dst, src, 0), Target::Fail);
+        }
+    }
+    fn local_exit(&mut self) {
+        self.emit(EbpfInsn::mov32_imm(REG_A, 0));
+        self.emit(EbpfInsn::exit());
+    }
+    /// How many slots a `fail_if_*` takes.
+    fn fail_len(&self) -> i16 {
+        if self.local_exits { 3 } else { 1 }
+    }
+}
+
+/// The negation of a comparison used by the failure checks.
+fn inverse(op: u8) -> u8 {
+    match op {
+        JEQ => JNE,
+        JNE => JEQ,
+        JGT => JLE,
+        JLE => JGT,
+        JGE => JLT,
+        JLT => JGE,
+        JSGE => JSLT,
+        JSLT => JSGE,
+        JSGT => JSLE,
+        _ => JSGT,
     }
 }
 
@@ -551,8 +588,9 @@ fn load_ind(a: &mut Asm, size: u8, k: u32) {
         a.emit(EbpfInsn::alu32_imm(ADD, R1, k as i32));
     }
     // Negative offsets (rare) are remapped by a short sequence skipped for positive ones.
-    a.emit(EbpfInsn::jmp_imm(JMP32, JSGE, R1, 0, 5));
-    a.emit(EbpfInsn::jmp_imm(JMP32, JGE, R1, SKF_NET_OFF as i32, 3));
+    let f = a.fail_len();
+    a.emit(EbpfInsn::jmp_imm(JMP32, JSGE, R1, 0, 4 + f));
+    a.emit(EbpfInsn::jmp_imm(JMP32, JGE, R1, SKF_NET_OFF as i32, 2 + f));
     a.fail_if_imm(JMP32, JLT, R1, SKF_LL_OFF as i32);
     a.emit(EbpfInsn::alu32_imm(ADD, R1, SKF_LL_OFF.wrapping_neg() as i32));
     a.emit(EbpfInsn::ja(1));
@@ -635,6 +673,21 @@ fn mem_off(k: u32) -> i16 {
 /// Translates a classic program (normally a [`sift_verify::Validated`] one's instructions) into
 /// an eBPF `SCHED_CLS` program with classic semantics (see the module documentation).
 pub fn translate(prog: &[Insn]) -> Result<EbpfProgram, TranslateError> {
+    match translate_with(prog, false) {
+        Err(TranslateError { reason: TranslateReason::JumpTooFar, .. }) => {
+            translate_with(prog, true)
+        }
+        done => done,
+    }
+}
+
+/// [`translate`]'s fallback form, with a `w0 = 0; exit` after every failure check instead of
+/// one shared exit (what [`translate`] produces when the shared exit is out of a jump's reach).
+pub fn translate_local_exits(prog: &[Insn]) -> Result<EbpfProgram, TranslateError> {
+    translate_with(prog, true)
+}
+
+fn translate_with(prog: &[Insn], local_exits: bool) -> Result<EbpfProgram, TranslateError> {
     use Opcode::*;
     let loads_packet = prog.iter().any(|i| {
         matches!(
@@ -642,7 +695,12 @@ pub fn translate(prog: &[Insn]) -> Result<EbpfProgram, TranslateError> {
             LdAbsW | LdAbsH | LdAbsB | LdIndW | LdIndH | LdIndB | LdxMsh | LdLen | LdxLen
         )
     });
-    let mut a = Asm { out: Vec::with_capacity(prog.len() * 4 + 16), fixups: Vec::new(), cur: 0 };
+    let mut a = Asm {
+        out: Vec::with_capacity(prog.len() * 4 + 16),
+        fixups: Vec::new(),
+        cur: 0,
+        local_exits,
+    };
     // Prologue.
     a.emit(EbpfInsn::mov64_reg(REG_CTX, R1));
     if loads_packet {
@@ -858,6 +916,21 @@ mod tests {
     }
 
     #[test]
+    fn far_shared_exit_falls_back_to_local_exits() {
+        // 3000 `[x + k]` loads (17 slots each) before a ret: the first load's failure jump
+        // cannot reach a shared exit at the end.
+        let mut prog = vec![Insn::stmt(Opcode::LdIndW.code(), 0); 3000];
+        prog.push(Insn::stmt(Opcode::RetA.code(), 0));
+        let p = translate(&prog).map_err(|e| e.to_string()).unwrap();
+        assert!(translate_with(&prog, false).is_err());
+        // Every failure check is followed by its own exit; no jump goes further than 7 slots.
+        assert!(p.insns.iter().all(|i| i.off.abs() <= 7 || i.code & 7 == LDX || i.code & 7 == STX));
+        let small = [Insn::stmt(Opcode::LdIndB.code(), 3), Insn::stmt(Opcode::RetA.code(), 0)];
+        let local = translate_with(&small, true).unwrap().to_string();
+        assert!(local.contains("if r2 <= r5 goto +2"), "{local}");
+    }
+
+    #[test]
     fn ld_imm64_prints_as_one_line() {
         let mut p = EbpfProgram::default();
         p.insns.extend(EbpfInsn::ld_imm64(1, 0x1234_5678_9abc_def0));
@@ -889,8 +962,9 @@ mod tests {
         ];
         prog.extend(std::iter::repeat_n(Insn::stmt(Opcode::LdIndW.code(), 0), 4000));
         prog.push(Insn::stmt(Opcode::RetA.code(), 0));
-        // The first load's jump to the shared `return 0` is the first one out of reach.
+        // With local exits the loads no longer need the far shared exit, but the `ja` over them
+        // stays out of reach.
         let err = translate(&prog).map(|p| p.len());
-        assert_eq!(err, Err(TranslateError { index: 0, reason: TranslateReason::JumpTooFar }));
+        assert_eq!(err, Err(TranslateError { index: 2, reason: TranslateReason::JumpTooFar }));
     }
 }

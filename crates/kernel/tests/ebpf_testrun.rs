@@ -2,7 +2,7 @@
 //! interpreter in its Linux flavor, on random validated programs and packets.
 
 use sift_insn::{Insn, Opcode};
-use sift_kernel::ebpf::{NET_HEADER, TranslateReason};
+use sift_kernel::ebpf::{NET_HEADER, TranslateReason, translate_local_exits};
 use sift_kernel::{EbpfError, KernelEbpf};
 use sift_verify::{Mode, validate};
 use sift_vm::testgen::{self, GenConfig, Rng};
@@ -37,9 +37,24 @@ fn check(prog: &[Insn], packets: &[(Vec<u8>, u32)], what: &str) -> usize {
 }
 
 fn check_mode(prog: &[Insn], mode: Mode, packets: &[(Vec<u8>, u32)], what: &str) -> usize {
+    check_engine(prog, mode, packets, what, false)
+}
+
+fn check_engine(
+    prog: &[Insn],
+    mode: Mode,
+    packets: &[(Vec<u8>, u32)],
+    what: &str,
+    local_exits: bool,
+) -> usize {
     let Ok(valid) = validate(prog, mode) else { return 0 };
     let interp = Interpreter::with_flavor(&valid, Flavor::Linux);
-    let engine = match KernelEbpf::new(&valid) {
+    let loaded = if local_exits {
+        translate_local_exits(valid.insns()).map_err(EbpfError::from).and_then(KernelEbpf::load)
+    } else {
+        KernelEbpf::new(&valid)
+    };
+    let engine = match loaded {
         Ok(e) => e,
         Err(EbpfError::Translate(e)) if matches!(e.reason, TranslateReason::Ancillary(_)) => {
             return 0;
@@ -81,6 +96,28 @@ fn random_programs_agree_with_the_interpreter() {
         pairs += n;
     }
     eprintln!("eBPF test run: {pairs} (program, packet) pairs over {programs} programs agree");
+}
+
+/// The fallback form with an exit after every failure check (used for very long programs).
+#[test]
+fn local_exit_translations_agree_with_the_interpreter() {
+    if !engine_available() {
+        return;
+    }
+    let mut rng = Rng::new(0x10ca1);
+    let cfg = GenConfig::linux();
+    let mut pairs = 0;
+    while pairs < 6_000 {
+        let prog = testgen::program(&mut rng, &cfg);
+        let packets: Vec<_> = (0..12).map(|_| testgen::packet(&mut rng)).collect();
+        pairs += check_engine(&prog, Mode::Linux, &packets, "local exits", true);
+    }
+    // A program long enough to need them.
+    let mut long = vec![Insn::stmt(Opcode::LdxImm.code(), 2)];
+    long.extend(std::iter::repeat_n(Insn::stmt(Opcode::LdIndH.code(), 10), 3000));
+    long.push(Insn::stmt(Opcode::RetA.code(), 0));
+    let packets: Vec<_> = (0..50).map(|_| testgen::packet(&mut rng)).collect();
+    check(&long, &packets, "3000 loads");
 }
 
 /// Programs only libpcap's validator accepts (shifts by constants ≥ 32, reads of unwritten

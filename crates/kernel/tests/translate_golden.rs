@@ -1,6 +1,7 @@
 //! Golden tests of the classic → eBPF translation: each case in `golden/translate.txt` is a
-//! classic program (`asm:` bpf_asm text, lines separated by `|`, or `expr:` a filter compiled
-//! by sift for Ethernet), printed as classic and as eBPF. With root, every translation that
+//! classic program (`asm:` bpf_asm text, lines separated by `|`; `asm-local:` the same in the
+//! local-exit form; `expr:` a filter compiled by sift for Ethernet), printed as classic and as
+//! eBPF. With root, every translation that
 //! succeeds must also pass the kernel's verifier.
 
 use std::path::Path;
@@ -12,7 +13,7 @@ use sift_kernel::ebpf::translate;
 use sift_kernel::{EbpfError, KernelEbpf};
 
 fn classic(input: &str) -> Result<Vec<Insn>, String> {
-    if let Some(asm) = input.strip_prefix("asm:") {
+    if let Some(asm) = input.strip_prefix("asm:").or_else(|| input.strip_prefix("asm-local:")) {
         let text = asm.replace('|', "\n");
         return sift_insn::asm::assemble(&text).map(|p| p.0).map_err(|e| e.to_string());
     }
@@ -43,7 +44,12 @@ fn translations() {
         };
         let mut out = sift_insn::text::listing(&prog);
         out.push_str("--- eBPF\n");
-        match translate(&prog) {
+        let translated = if input.starts_with("asm-local:") {
+            sift_kernel::ebpf::translate_local_exits(&prog)
+        } else {
+            translate(&prog)
+        };
+        match translated {
             Ok(e) => {
                 out.push_str(&e.to_string());
                 match KernelEbpf::load(e) {
