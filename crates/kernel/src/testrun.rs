@@ -163,8 +163,10 @@ fn min_len(pkt: &[u8]) -> usize {
     }
 }
 
+/// `EPERM`: no privilege (`unprivileged_bpf_disabled`); `ENOSYS`: no `bpf(2)`. Not `EACCES`,
+/// which is the verifier refusing an access.
 fn is_unavailable(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EACCES))
+    matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS))
 }
 
 #[cfg(test)]

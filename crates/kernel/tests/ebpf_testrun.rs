@@ -217,3 +217,75 @@ fn time_reports_nanoseconds_per_run() {
     let ns = e.time(&[0; 64], 64, 10_000).unwrap();
     assert!(ns > 0 && ns < 100_000, "{ns} ns per run");
 }
+
+#[test]
+fn verifier_refusals_carry_the_log() {
+    if !engine_available() {
+        return;
+    }
+    use sift_kernel::ebpf::{EbpfInsn, EbpfProgram};
+    // r2 = data; r0 = *(u8 *)(r2 + 0); exit: a packet read without a bounds check.
+    let bad = EbpfProgram {
+        insns: vec![
+            EbpfInsn::load(0x00, 2, 1, sift_kernel::ebpf::skb::DATA),
+            EbpfInsn::load(0x10, 0, 2, 0),
+            EbpfInsn::exit(),
+        ],
+    };
+    match KernelEbpf::load(bad) {
+        Err(EbpfError::Rejected { errno, log }) => {
+            assert_eq!(errno.raw_os_error(), Some(libc::EACCES), "{log}");
+            assert!(log.contains("invalid access to packet"), "{log}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Filters compiled by sift on generated Ethernet traffic, some frames cut short by the
+/// capture (wire length above the captured length, which `len` must see).
+#[test]
+fn compiled_filters_on_generated_traffic_agree() {
+    if !engine_available() {
+        return;
+    }
+    use sift_compile::Context;
+    use sift_filter::TableResolver;
+    use sift_gen::{Config, Generator};
+    let cfg = Config { truncate: 0.2, malformed: 0.05, encapsulation: 0.2, ..Config::default() };
+    let mut g = Generator::new(0xfeed, cfg);
+    let packets: Vec<(Vec<u8>, u32)> = (0..1500)
+        .map(|_| {
+            let mut buf = Vec::new();
+            let m = g.next_frame(&mut buf);
+            (buf, m.wire_len)
+        })
+        .filter(|(p, _)| p.len() <= sift_kernel::MAX_PACKET)
+        .collect();
+    assert!(packets.iter().any(|(p, w)| *w > p.len() as u32));
+    let resolver = TableResolver::well_known();
+    let ctx = Context {
+        link_type: 1,
+        snaplen: 262_144,
+        netmask: None,
+        linux_ext: false,
+        resolver: &resolver,
+    };
+    let mut pairs = 0;
+    for expr in [
+        "",
+        "tcp",
+        "udp port 53",
+        "ip and tcp[tcpflags] & tcp-syn != 0",
+        "vlan and udp",
+        "len > 200 and len < 1000",
+        "greater 600",
+        "ip6 and tcp port 443",
+        "ip[6:2] & 0x1fff != 0",
+        "icmp or arp or pppoes",
+        "mpls",
+    ] {
+        let prog = sift_compile::compile_str(expr, &ctx).unwrap();
+        pairs += check(prog.insns(), &packets, expr);
+    }
+    eprintln!("eBPF test run: {pairs} (compiled filter, generated frame) pairs agree");
+}
