@@ -21,6 +21,9 @@
 //! * a packet longer than [`MAX_PACKET`] cannot be run (an `InvalidInput` error).
 //!
 //! The return value of a test run is the program's `r0`, i.e. the classic return value.
+//!
+//! The bytes are opaque to the engine (the padding above is invisible to the program), so it
+//! runs programs for any link type; only `SKF_NET_OFF` loads assume a 14-byte link header.
 #![forbid(unsafe_code)]
 
 use std::io;

@@ -240,7 +240,9 @@ fn setup(prog: &[Insn]) -> Result<Sockets, VethError> {
         let path = format!("/proc/sys/net/ipv6/conf/{conf}/disable_ipv6");
         // No IPv6 in the kernel at all is as good as disabled.
         if std::path::Path::new(&path).exists() {
-            std::fs::write(&path, "1").map_err(VethError::Setup)?;
+            // Without this the kernel's own IPv6 traffic would mix in: refuse rather than guess.
+            std::fs::write(&path, "1")
+                .map_err(|e| VethError::Unavailable(format!("writing {path}: {e}")))?;
         }
     }
     let q = ["numtxqueues", "1", "numrxqueues", "1"];
