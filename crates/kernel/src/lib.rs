@@ -1,4 +1,4 @@
-//! The Linux kernel as a classic-BPF oracle (and, later, an engine).
+//! The Linux kernel as a classic-BPF oracle and as engines.
 //!
 //! The kernel has its own classic-BPF checker (`bpf_check_classic`, `check_load_and_stores`)
 //! and its own interpreter/JIT for socket filters. Those are a second opinion, independent of
@@ -8,18 +8,28 @@
 //! * [`check_classic`]: does `SO_ATTACH_FILTER` accept the program?
 //! * [`UnixDgramFilter`]: what does the attached program do to a given datagram? The kernel
 //!   runs a socket's filter on every datagram queued to it: 0 drops it, a smaller value
-//!   truncates it to that many bytes, anything else lets it through whole.
-//!
-//! `AF_UNIX` datagram sockets are used because their filter sees exactly the bytes that were
-//! sent, from offset 0, with no link or network header in front, and because they need no
-//! privilege, no network namespace and no interface. Later additions (`bpf(2)` with
-//! `BPF_PROG_TEST_RUN`, veth pairs in namespaces) will need root.
+//!   truncates it to that many bytes, anything else lets it through whole. `AF_UNIX` datagram
+//!   sockets see exactly the bytes sent, from offset 0, and need no privilege.
+//! * [`VethSocketFilter`] (root): the classic program on an `AF_PACKET` socket on a veth pair
+//!   in a private network namespace, fed Ethernet frames through the real receive path; it
+//!   reports which frames arrive and how much of each ([`kernel_view`] says what the filter
+//!   sees: the outer VLAN tag is gone).
+//! * [`KernelEbpf`] (root): sift's own classic → eBPF translation ([`ebpf`]) loaded with
+//!   `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run per packet with
+//!   `BPF_PROG_TEST_RUN` (return value, or the kernel's ns per run).
 //!
 //! All system calls live in one module, the only place `unsafe` is allowed.
 #![deny(unsafe_code)]
 
 use std::io;
 use std::os::fd::OwnedFd;
+
+pub mod ebpf;
+mod testrun;
+mod veth;
+
+pub use testrun::{EbpfError, KernelEbpf, MAX_PACKET};
+pub use veth::{MAX_FRAME, VethError, VethSocketFilter, kernel_view};
 
 /// One classic BPF instruction: sift-insn's [`Insn`](sift_insn::Insn), which is laid out
 /// exactly like C's `struct sock_filter`.
@@ -205,6 +215,265 @@ mod sys {
             let err = io::Error::last_os_error();
             if err.kind() != io::ErrorKind::Interrupted {
                 return Err(err);
+            }
+        }
+    }
+
+    /// `union bpf_attr` for `BPF_PROG_LOAD` (the fields up to `expected_attach_type`).
+    #[repr(C)]
+    #[derive(Default)]
+    struct ProgLoadAttr {
+        prog_type: u32,
+        insn_cnt: u32,
+        insns: u64,
+        license: u64,
+        log_level: u32,
+        log_size: u32,
+        log_buf: u64,
+        kern_version: u32,
+        prog_flags: u32,
+        prog_name: [u8; 16],
+        prog_ifindex: u32,
+        expected_attach_type: u32,
+    }
+
+    /// `union bpf_attr` for `BPF_PROG_TEST_RUN`.
+    #[repr(C)]
+    #[derive(Default)]
+    struct TestRunAttr {
+        prog_fd: u32,
+        retval: u32,
+        data_size_in: u32,
+        data_size_out: u32,
+        data_in: u64,
+        data_out: u64,
+        repeat: u32,
+        duration: u32,
+        ctx_size_in: u32,
+        ctx_size_out: u32,
+        ctx_in: u64,
+        ctx_out: u64,
+        flags: u32,
+        cpu: u32,
+        batch_size: u32,
+        _pad: u32,
+    }
+
+    const BPF_PROG_LOAD: libc::c_long = 5;
+    const BPF_PROG_TEST_RUN: libc::c_long = 10;
+
+    fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
+        loop {
+            // SAFETY: `attr` is a live, initialised #[repr(C)] prefix of `union bpf_attr` for
+            // `cmd`, and its size is passed; every pointer inside it points to memory that
+            // outlives the call (the callers keep the buffers borrowed).
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_bpf,
+                    cmd,
+                    (attr as *mut T).cast::<libc::c_void>(),
+                    std::mem::size_of::<T>() as libc::c_uint,
+                )
+            };
+            if rc >= 0 {
+                return Ok(rc);
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+
+    /// `BPF_PROG_LOAD` of `insns` (encoded eBPF, 8 bytes per slot). With `log`, the verifier's
+    /// log (level 1) is written into it (NUL-terminated).
+    pub(super) fn bpf_prog_load(
+        prog_type: u32,
+        insns: &[u8],
+        log: Option<&mut [u8]>,
+    ) -> io::Result<OwnedFd> {
+        const LICENSE: &[u8] = b"GPL\0";
+        let mut attr = ProgLoadAttr {
+            prog_type,
+            insn_cnt: u32::try_from(insns.len() / 8).unwrap_or(u32::MAX),
+            insns: insns.as_ptr() as u64,
+            license: LICENSE.as_ptr() as u64,
+            ..ProgLoadAttr::default()
+        };
+        attr.prog_name[..4].copy_from_slice(b"sift");
+        if let Some(log) = log {
+            attr.log_level = 1;
+            attr.log_size = u32::try_from(log.len()).unwrap_or(u32::MAX);
+            attr.log_buf = log.as_mut_ptr() as u64;
+        }
+        let fd = bpf(BPF_PROG_LOAD, &mut attr)?;
+        let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
+        // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// `BPF_PROG_TEST_RUN`: returns (retval, duration in ns per repetition).
+    pub(super) fn bpf_test_run(
+        prog: &OwnedFd,
+        data: &[u8],
+        ctx: &[u8],
+        repeat: u32,
+    ) -> io::Result<(u32, u32)> {
+        let mut attr = TestRunAttr {
+            prog_fd: prog.as_raw_fd() as u32,
+            data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
+            data_in: data.as_ptr() as u64,
+            repeat,
+            ctx_size_in: u32::try_from(ctx.len()).unwrap_or(u32::MAX),
+            ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
+            ..TestRunAttr::default()
+        };
+        bpf(BPF_PROG_TEST_RUN, &mut attr)?;
+        Ok((attr.retval, attr.duration))
+    }
+
+    /// Moves the calling thread into a new, empty network namespace.
+    pub(super) fn unshare_net() -> io::Result<()> {
+        // SAFETY: plain syscall with a constant flag; only this thread's namespace changes.
+        cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) }).map(drop)
+    }
+
+    /// The index of interface `name` in the calling thread's network namespace.
+    pub(super) fn if_index(name: &str) -> io::Result<libc::c_int> {
+        let c = std::ffi::CString::new(name).map_err(io::Error::other)?;
+        // SAFETY: `c` is a NUL-terminated string that lives through the call.
+        let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+        if i == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        libc::c_int::try_from(i).map_err(io::Error::other)
+    }
+
+    /// An `AF_PACKET` `SOCK_RAW` socket with protocol 0: it receives nothing until bound.
+    pub(super) fn packet_socket() -> io::Result<OwnedFd> {
+        // SAFETY: plain syscall with constant arguments; no pointers.
+        let fd =
+            cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) })?;
+        // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    fn sockaddr_ll(ifindex: libc::c_int, protocol: u16) -> libc::sockaddr_ll {
+        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = protocol.to_be();
+        sll.sll_ifindex = ifindex;
+        sll
+    }
+
+    /// Binds a packet socket to one interface, receiving every protocol (`ETH_P_ALL`).
+    pub(super) fn bind_packet_all(fd: &OwnedFd, ifindex: libc::c_int) -> io::Result<()> {
+        let sll = sockaddr_ll(ifindex, libc::ETH_P_ALL as u16);
+        // SAFETY: `sll` is a live sockaddr_ll and its size is passed.
+        cvt(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
+    /// `PACKET_IGNORE_OUTGOING`: do not see packets this host sends on the interface.
+    pub(super) fn ignore_outgoing(fd: &OwnedFd) -> io::Result<()> {
+        const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+        packet_option(fd, PACKET_IGNORE_OUTGOING)
+    }
+
+    /// `PACKET_QDISC_BYPASS`: send straight to the driver, past the queueing discipline.
+    pub(super) fn qdisc_bypass(fd: &OwnedFd) -> io::Result<()> {
+        const PACKET_QDISC_BYPASS: libc::c_int = 20;
+        packet_option(fd, PACKET_QDISC_BYPASS)
+    }
+
+    fn packet_option(fd: &OwnedFd, option: libc::c_int) -> io::Result<()> {
+        let one: libc::c_int = 1;
+        // SAFETY: `one` is a live c_int and the length passed is its size.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                option,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
+    /// `SO_RCVTIMEO`: blocking receives give up after `timeout`.
+    pub(super) fn set_receive_timeout(
+        fd: &OwnedFd,
+        timeout: std::time::Duration,
+    ) -> io::Result<()> {
+        let tv = libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        };
+        // SAFETY: `tv` is a live timeval and the length passed is its size.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Sends one frame out of interface `ifindex` (a `SOCK_RAW` packet socket: the frame
+    /// includes its link-layer header).
+    pub(super) fn send_frame(
+        fd: &OwnedFd,
+        ifindex: libc::c_int,
+        frame: &[u8],
+    ) -> io::Result<usize> {
+        let sll = sockaddr_ll(ifindex, 0);
+        loop {
+            // SAFETY: `frame` is valid for `frame.len()` reads and `sll` is a live
+            // sockaddr_ll whose size is passed.
+            let n = unsafe {
+                libc::sendto(
+                    fd.as_raw_fd(),
+                    frame.as_ptr().cast(),
+                    frame.len(),
+                    0,
+                    (&sll as *const libc::sockaddr_ll).cast(),
+                    std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+
+    /// A blocking receive (bounded by the socket's `SO_RCVTIMEO`): `None` on timeout.
+    pub(super) fn recv_blocking(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        loop {
+            // SAFETY: `buf` is valid for `buf.len()` writes for the duration of the call.
+            let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+            if n >= 0 {
+                return Ok(Some(n as usize));
+            }
+            let err = io::Error::last_os_error();
+            match err.kind() {
+                io::ErrorKind::WouldBlock => return Ok(None),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(err),
             }
         }
     }
