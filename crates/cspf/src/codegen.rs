@@ -676,7 +676,7 @@ impl Gen {
     }
 
     /// Returns FALSE where `f` holds.
-    fn exit_false(&mut self, f: &F) {
+    fn exit_false(&mut self, f: &F, required: bool) {
         if self.done {
             return;
         }
@@ -686,7 +686,7 @@ impl Gen {
         }
         if let F::Or(xs) = &f {
             for x in xs {
-                self.exit_false(x);
+                self.exit_false(x, required);
             }
             return;
         }
@@ -695,6 +695,9 @@ impl Gen {
             F::False => return,
             F::Atom(a) if a.op == AOp::Eq => self.atom(a, Op::Cnor, &mut seg),
             F::Atom(a) if a.op == AOp::Ne => self.atom(a, Op::Cand, &mut seg),
+            // A FALSE return is never needed for the verdict (later stages reject too); only
+            // small tests (`not (ip or arp or rarp)`) are worth their words.
+            f if !required && size(f) > 4 => return,
             f => {
                 self.value(f, &mut seg);
                 seg.push((Insn::new(Action::PushZero, Op::Cand), Mark::None));
@@ -714,7 +717,7 @@ impl Gen {
         match &f {
             F::And(xs) if !xs.is_empty() => {
                 for x in &xs[..xs.len() - 1] {
-                    self.exit_false(&neg(x));
+                    self.exit_false(&neg(x), true);
                 }
                 self.finish(&xs[xs.len() - 1]);
             }
@@ -824,7 +827,7 @@ pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exact
         if j + 1 == levels.len() {
             g.finish(&t);
         } else {
-            g.exit_false(&f);
+            g.exit_false(&f, false);
             g.exit_true(&t);
         }
         if g.code.len() > limits.max_words * 4 {
