@@ -110,8 +110,9 @@ const HAND: &[&str] = &[
 
 struct Bpf(Interpreter);
 
-fn bpf(expr: &str, resolver: &SystemResolver) -> Result<Bpf, String> {
-    let ctx = Context { link_type: 1, snaplen: 262_144, netmask: None, linux_ext: false, resolver };
+fn bpf(expr: &str, dlt: i32, resolver: &SystemResolver) -> Result<Bpf, String> {
+    let ctx =
+        Context { link_type: dlt, snaplen: 262_144, netmask: None, linux_ext: false, resolver };
     let prog = compile_str(expr, &ctx).map_err(|e| e.message)?;
     let v = validate(&prog.0, Mode::Libpcap).map_err(|e| format!("{e:?}"))?;
     Ok(Bpf(Interpreter::new(&v)))
@@ -132,10 +133,10 @@ struct Tally {
 fn check(exprs: &[String], set: &PacketSet, resolver: &SystemResolver, indirect: bool) -> Tally {
     let mut t = Tally::default();
     for expr in exprs {
-        let Ok(b) = bpf(expr, resolver) else { continue };
+        let Ok(b) = bpf(expr, set.link.dlt, resolver) else { continue };
         t.exprs += 1;
         let opts = Options::new(resolver).with_indirect(indirect);
-        let prog = match sift_cspf::compile_str(expr, 1, &opts) {
+        let prog = match sift_cspf::compile_str(expr, set.link.dlt, &opts) {
             Ok(p) => p,
             Err(e) => {
                 if e.needs_indirect() {
@@ -202,8 +203,12 @@ fn report(name: &str, t: &Tally) {
 }
 
 fn packets() -> PacketSet {
-    let en10mb = dlt::by_name("EN10MB").expect("EN10MB");
-    PacketSet::generate(en10mb, 0xc5bf, 1500, 300)
+    packets_for("EN10MB")
+}
+
+fn packets_for(link: &str) -> PacketSet {
+    let lt = dlt::by_name(link).expect("known link type");
+    PacketSet::generate(lt, 0xc5bf, 1500, 300)
 }
 
 #[test]
@@ -228,4 +233,18 @@ fn generated_expressions_agree_with_bpf() {
     report("generated, indirect=true", &t);
     assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
     assert!(t.both >= 100, "only {} expressible", t.both);
+}
+
+#[test]
+fn other_link_types_agree_with_bpf() {
+    let resolver = SystemResolver::new();
+    for link in ["RAW", "LINUX_SLL", "NULL", "LOOP"] {
+        let set = packets_for(link).thin(2);
+        let mut exprs: Vec<String> = HAND.iter().map(|s| s.to_string()).collect();
+        exprs.extend(ExprGen::new(0x5e7, link).take(400));
+        let t = check(&exprs, &set, &resolver, true);
+        report(&format!("{link}, indirect=true"), &t);
+        assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+        assert!(t.both >= 100, "only {} expressible on {link}", t.both);
+    }
 }
