@@ -217,14 +217,18 @@ pub(crate) const NEEDS_INDIRECT: &str = "(needs the indirect-push extension: --c
 /// Builds the tree for `expr` on link type `dlt`.
 pub(crate) fn build(expr: &Expr, dlt: i32, indirect: bool, resolver: &dyn Resolver) -> R<Tree> {
     let link = link_for(dlt)?;
-    let mut g = Gen { link, indirect, resolver };
+    let mut g = Gen { link, indirect, resolver, label_depth: 0 };
     g.expr(expr)
 }
 
 struct Gen<'a> {
+    /// The link-layer model; `vlan` and `mpls` move its offsets for what follows, as in
+    /// gencode.
     link: Link,
     indirect: bool,
     resolver: &'a dyn Resolver,
+    /// MPLS labels matched so far.
+    label_depth: u32,
 }
 
 fn err(msg: impl Into<String>) -> CspfError {
@@ -285,6 +289,17 @@ impl Gen<'_> {
     // ---- link layer ---------------------------------------------------------------------
 
     fn linktype(&mut self, ll: u32) -> R<Tree> {
+        if self.label_depth > 0 {
+            // Inside MPLS: the bottom-of-stack bit and the IP version.
+            let version = match ll {
+                ethertype::IP => 0x40,
+                ethertype::IPV6 => 0x60,
+                _ => return Err(err("unsupported protocol over mpls")),
+            };
+            let b0 = self.net(0u32.wrapping_sub(2), 1, Cmp::Eq, 1, 1);
+            let b1 = self.net(0, 1, Cmp::Eq, version, 0xf0);
+            return Ok(and(b0, b1));
+        }
         let l = self.link;
         Ok(match l.kind {
             Kind::EtherType => {
@@ -315,7 +330,7 @@ impl Gen<'_> {
     }
 
     fn net(&self, off: u32, size: u32, cmp: Cmp, v: u32, mask: u32) -> Tree {
-        leaf(Base::Fixed, self.link.nl + off, size, cmp, v, mask)
+        leaf(Base::Fixed, self.link.nl.wrapping_add(off), size, cmp, v, mask)
     }
 
     fn net_eq(&self, off: u32, size: u32, v: u32) -> Tree {
@@ -438,14 +453,58 @@ impl Gen<'_> {
                     "only IP multicast filters supported on ethernet/FDDI/token ring/ARCNET/802.11/ATM LANE/Fibre Channel",
                 )),
             },
-            Primitive::Vlan(_) | Primitive::Mpls(_) | Primitive::Pppoes(_) => {
-                Err(cant("`vlan`, `mpls` and `pppoes` (they move later offsets)"))
-            }
+            Primitive::Vlan(id) => self.vlan(*id),
+            Primitive::Mpls(label) => self.mpls(*label),
+            Primitive::Pppoed => self.linktype(0x8863),
+            Primitive::Pppoes(_) => Err(cant("`pppoes` (the link layer becomes PPP)")),
             Primitive::Inbound | Primitive::Outbound | Primitive::Ifindex(_) => Err(err(
                 "CSPF cannot see the packet's direction or interface: it reads only packet words",
             )),
             _ => Err(cant("this primitive")),
         }
+    }
+
+    /// gencode's `gen_vlan` without Linux extensions: the three VLAN EtherTypes, the VLAN id,
+    /// then every later offset moves 4 bytes on.
+    fn vlan(&mut self, id: Option<u32>) -> R<Tree> {
+        if self.label_depth > 0 {
+            return Err(err("no VLAN match after MPLS"));
+        }
+        if self.link.mac.is_none() {
+            return Err(cant("`vlan` on link types other than Ethernet"));
+        }
+        let b0 = self.linktype(0x8100)?;
+        let b1 = self.linktype(0x88a8)?;
+        let b1 = or(b0, b1);
+        let b2 = self.linktype(0x9100)?;
+        let mut b = or(b1, b2);
+        if let Some(id) = id {
+            b = and(b, self.net(0, 2, Cmp::Eq, id, 0x0fff));
+        }
+        self.link.type_off += 4;
+        self.link.nl += 4;
+        Ok(b)
+    }
+
+    /// gencode's `gen_mpls`: later network-layer offsets move 4 bytes on.
+    fn mpls(&mut self, label: Option<u32>) -> R<Tree> {
+        let mut b = if self.label_depth > 0 {
+            self.net(0u32.wrapping_sub(2), 1, Cmp::Eq, 0, 1)
+        } else {
+            if self.link.mac.is_none() {
+                return Err(cant("`mpls` on link types other than Ethernet"));
+            }
+            self.linktype(0x8847)?
+        };
+        if let Some(label) = label {
+            if label > 0xfffff {
+                return Err(err(format!("MPLS label {label} greater than maximum 1048575")));
+            }
+            b = and(b, self.net(0, 4, Cmp::Eq, label << 12, 0xffff_f000));
+        }
+        self.link.nl += 4;
+        self.label_depth += 1;
+        Ok(b)
     }
 
     fn id(&mut self, q: &Quals, id: &Id) -> R<Tree> {
@@ -660,6 +719,7 @@ impl Gen<'_> {
     ) -> R<Tree> {
         let what = if is_net { "net" } else { "host" };
         match proto {
+            None if self.label_depth > 0 => self.host(addr, mask, Some(Proto::Ip), dir, is_net),
             None => {
                 let b0 = self.host(addr, mask, Some(Proto::Ip), dir, is_net)?;
                 let b1 = self.host(addr, mask, Some(Proto::Arp), dir, is_net)?;
