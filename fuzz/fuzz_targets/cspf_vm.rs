@@ -14,8 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let (cfg, rest) = data.split_at(2);
     let split = usize::from(cfg[0]) % (rest.len() + 1);
     let (code, pkt) = rest.split_at(split);
-    let words: Vec<u16> =
-        code.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+    let words: Vec<u16> = code.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
     let base = Machine {
         indirect: cfg[1] & 1 != 0,
         stack_depth: usize::from(cfg[1] >> 1) + 1,
@@ -26,9 +25,9 @@ fuzz_target!(|data: &[u8]| {
     let a = base.run(&words, pkt);
     let b = enet.run(&words, pkt);
     assert!(a.executed as usize <= words.len() && b.executed as usize <= words.len());
-    let has_sc = insn::decode(&words).iter().any(|d| {
-        matches!(d, insn::Decoded::Insn(i) if i.op.is_short_circuit())
-    });
+    let has_sc = insn::decode(&words)
+        .iter()
+        .any(|d| matches!(d, insn::Decoded::Insn(i) if i.op.is_short_circuit()));
     if !has_sc && a.end == End::Finished {
         assert_eq!(a, b);
     }

@@ -40,7 +40,7 @@ pub(crate) struct Field {
 impl Field {
     /// One past the last byte, relative to the base.
     pub fn end(self) -> u32 {
-        self.off + self.size
+        self.off.saturating_add(self.size)
     }
 }
 
