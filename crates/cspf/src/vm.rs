@@ -281,6 +281,35 @@ mod tests {
     }
 
     #[test]
+    fn figure_12_pup_dst_socket_35() {
+        // The paper's Figure 12: DstSocket (words 7 and 8) first, short-circuited.
+        let f = [
+            Insn::new(Action::PushWord(8), Op::Nop),
+            Insn::lit(Op::Cand, 35),
+            Insn::new(Action::PushWord(7), Op::Nop),
+            Insn::new(Action::PushZero, Op::Cand),
+            Insn::new(Action::PushWord(1), Op::Nop),
+            Insn::lit(Op::Eq, 2),
+        ];
+        assert_eq!(encode(&f).len(), 8, "the paper's length word says 8");
+        let mut pkt = [0u8; 20];
+        pkt[3] = 2;
+        pkt[17] = 35;
+        for sc in [ShortCircuit::PushResult, ShortCircuit::Consume] {
+            let m = Machine { short_circuit: sc, ..Machine::default() };
+            assert_eq!((run(&m, &f, &pkt).accept, run(&m, &f, &pkt).executed), (true, 6));
+            let mut other = pkt;
+            other[17] = 36;
+            let r = run(&m, &f, &other);
+            // Most packets stop after two instructions: the point of testing DstSocket first.
+            assert_eq!((r.accept, r.executed, r.end), (false, 2, End::ShortCircuit { at: 1 }));
+            other = pkt;
+            other[3] = 3;
+            assert!(!run(&m, &f, &other).accept);
+        }
+    }
+
+    #[test]
     fn short_circuits_return_what_the_table_says() {
         let m = Machine::default();
         let prog = |op| [Insn::new(Action::PushOne, Op::Nop), Insn::new(Action::PushOne, op)];
