@@ -362,7 +362,15 @@ impl Gen<'_> {
             Proto::Icmp6 => self.proto(ICMPV6, Some(Proto::Ip6)),
             Proto::Ah => self.proto(AH, None),
             Proto::Esp => self.proto(ESP, None),
+            Proto::Decnet => self.linktype(0x6003),
+            Proto::Sca => self.linktype(0x6007),
+            Proto::Lat => self.linktype(0x6004),
+            Proto::Mopdl => self.linktype(0x6001),
+            Proto::Moprc => self.linktype(0x6002),
             p if p.is_link() => Err(err("link layer applied in wrong context")),
+            Proto::Atalk | Proto::Aarp | Proto::Stp | Proto::Ipx | Proto::Netbeui | Proto::Iso => {
+                Err(cant(format!("`{}` (802.2 LLC/SNAP encapsulation)", p.as_str())))
+            }
             p => Err(cant(format!("`{}`", p.as_str()))),
         }
     }
@@ -460,7 +468,26 @@ impl Gen<'_> {
             Primitive::Inbound | Primitive::Outbound | Primitive::Ifindex(_) => Err(err(
                 "CSPF cannot see the packet's direction or interface: it reads only packet words",
             )),
-            _ => Err(cant("this primitive")),
+            Primitive::Geneve(_) | Primitive::Vxlan(_) => Err(err(
+                "CSPF cannot follow `geneve`/`vxlan`: the inner headers sit after a UDP header \
+                 whose offset varies, and after a tunnel header of variable length",
+            )),
+            Primitive::Llc(_) => Err(cant("`llc` (802.2 LLC frames)")),
+            Primitive::PfIfname(_)
+            | Primitive::PfRuleset(_)
+            | Primitive::PfRulenum(_)
+            | Primitive::PfSubrulenum(_)
+            | Primitive::PfReason(_)
+            | Primitive::PfAction(_) => Err(cant("pflog primitives (DLT_PFLOG)")),
+            Primitive::WlanType { .. }
+            | Primitive::WlanSubtype { .. }
+            | Primitive::WlanDir { .. } => {
+                Err(cant("802.11 primitives (their header length varies)"))
+            }
+            Primitive::Atm(_) | Primitive::AtmField { .. } => {
+                Err(cant("ATM primitives (DLT_SUNATM)"))
+            }
+            Primitive::Mtp2(_) | Primitive::Mtp3Field { .. } => Err(cant("MTP2/MTP3 primitives")),
         }
     }
 
