@@ -16,7 +16,7 @@
 //! length, arithmetic on packet data and `vlan`/`mpls` offsets cannot be expressed, and say so.
 //!
 //! **Same verdicts as BPF.** The compiled program accepts exactly the packets sift's classic
-//! BPF program accepts, including packets too short for some fields (see [`codegen`]'s
+//! BPF program accepts, including packets too short for some fields (see the `codegen` module's
 //! stages), with two exceptions [`CspfProgram::exact_for`] names: CSPF cannot read the last
 //! byte of an odd-length packet, and with the extension, packets shorter than the deepest
 //! fixed field. The differential test checks this on millions of expression/packet runs
