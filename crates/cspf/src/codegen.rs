@@ -598,37 +598,31 @@ impl Gen {
     /// Emits a segment, preceded by a probe if it may return TRUE (or ends the program) before
     /// the stage's level has been read.
     fn segment(&mut self, seg: Code, ends_program: bool) {
+        // What has been read by the first TRUE return (or the end of the program).
         let (mut fx, mut ind) = (self.have_fixed, self.have_ind);
-        let mut needs_probe = false;
+        let mut check = ends_program;
         for (insn, mark) in &seg {
             match *mark {
                 Mark::Fixed(e) => fx = fx.max(e),
                 Mark::Ind(e) => ind = ind.max(e),
                 Mark::None => {}
             }
-            if matches!(insn.op, Op::Cor | Op::Cnand)
-                && (fx < self.need_fixed || ind < self.need_ind)
-            {
-                needs_probe = true;
+            if matches!(insn.op, Op::Cor | Op::Cnand) {
+                check = true;
                 break;
             }
         }
-        if ends_program && (fx < self.need_fixed || ind < self.need_ind) {
-            needs_probe = true;
-        }
-        if needs_probe {
+        if check {
+            // A probe is a bare read: the word it leaves on the stack is never looked at (every
+            // segment pushes its own operands, and the program ends with a pushed value).
             let mut probe = Code::new();
-            if self.have_fixed < self.need_fixed {
+            if fx < self.need_fixed {
                 self.read(WRef::Fixed((self.need_fixed / 2 - 1) as u16), Op::Nop, &mut probe);
-                probe.push((Insn::new(Action::PushZero, Op::And), Mark::None));
-                probe.push((Insn::new(Action::PushZero, Op::Cand), Mark::None));
             }
-            if self.have_ind < self.need_ind {
+            if ind < self.need_ind {
                 let w =
                     WRef::Ind { nlw: (self.nl / 2) as u16, rel: (self.need_ind / 2 - 1) as u16 };
                 self.read(w, Op::Nop, &mut probe);
-                probe.push((Insn::new(Action::PushZero, Op::And), Mark::None));
-                probe.push((Insn::new(Action::PushZero, Op::Cand), Mark::None));
             }
             self.push_code(probe);
         }
