@@ -171,7 +171,16 @@ fn check_with(
         for f in &set.frames {
             let want = b.0.run(&f.data, f.wire_len()) != 0;
             for p in [&prog, &consume] {
-                let (got, _) = p.run(&f.data);
+                let r = p.run_detailed(&f.data);
+                let got = r.accept;
+                // Compiled code never faults except on a short packet: the stack depth and
+                // program length were checked at compile time.
+                if let sift_cspf::End::Fault(fault) = r.end
+                    && !matches!(fault, sift_cspf::Fault::OutOfPacket { .. })
+                    && t.mismatches.len() < 20
+                {
+                    t.mismatches.push(format!("`{expr}`: {fault:?}\n{}", p.to_text()));
+                }
                 t.runs += 1;
                 if !p.exact_for(&f.data) {
                     t.inexact += 1;
