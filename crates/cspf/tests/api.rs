@@ -18,9 +18,9 @@ fn exact_for_names_the_odd_length_blind_spot() {
     pkt[12] = 8;
     pkt[14] = 0x46;
     assert!(p.exact_for(&pkt));
-    assert_eq!(p.run(&pkt).0, true);
+    assert!(p.run(&pkt).0);
     assert!(!p.exact_for(&pkt[..15]));
-    assert_eq!(p.run(&pkt[..15]).0, false, "word 7 is past the end");
+    assert!(!p.run(&pkt[..15]).0, "word 7 is past the end");
     assert!(p.exact_for(&pkt[..14]));
 }
 
@@ -35,11 +35,11 @@ fn exact_for_with_the_extension() {
     pkt[23] = 6;
     pkt[36..38].copy_from_slice(&80u16.to_be_bytes());
     assert!(p.exact_for(&pkt));
-    assert_eq!(p.run(&pkt).0, true);
+    assert!(p.run(&pkt).0);
     // Shorter than the IPv6 port fields the program also reads: not exact (CSPF rejects,
     // BPF would accept).
     assert!(!p.exact_for(&pkt[..54]));
-    assert_eq!(p.run(&pkt[..54]).0, false);
+    assert!(!p.run(&pkt[..54]).0);
 }
 
 #[test]
