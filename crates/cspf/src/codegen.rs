@@ -12,17 +12,24 @@
 //! Stage `j` treats leaves above its level as unreadable and computes, three-valued, what BPF
 //! would do: finish TRUE (`t`), finish FALSE (`f`), or reach an unreadable leaf (neither). The
 //! stage returns FALSE where `f` holds and TRUE where `t` holds (with `COR`/`CAND`/`CNOR`/
-//! `CNAND`) and otherwise falls through to the next stage, whose reads reject the packet if it
-//! is too short — exactly when BPF would reject it. A FALSE return is always safe (a BPF program
-//! that would hit the end also rejects); a TRUE return must be preceded by a read at the
-//! stage's level, which the generator checks and supplies (a *probe*) when the code does not
-//! already read there. Formulas are simplified with what earlier returns proved (a packet that
-//! reached stage 2 of `ip host X` is IPv4), so the usual programs stay short.
+//! `CNAND`) and otherwise falls through to the next stage; after the last, the packet is
+//! rejected. Formulas are simplified with what earlier returns proved (a packet that reached
+//! stage 2 of `ip host X` is IPv4), so the usual programs stay short.
 //!
-//! **Indirect fields** (after a variable-length IPv4 header, extension only) come after every
-//! fixed level, ordered by their offset from the transport header. That order is only right
-//! when the packet holds every fixed field, so for shorter packets the verdict may differ
-//! ([`crate::CspfProgram::exact_for`] says when).
+//! **Why the verdicts agree.** `t` is built *path by path*: each of its disjuncts is one way
+//! through BPF's short-circuit evaluation and tests every leaf on it, so a TRUE return has read
+//! every word BPF loads on that path; BPF then takes the same path and accepts too. (Where the
+//! simplifier finds an `or` operand that always holds, it keeps that operand's reads.) A FALSE
+//! return is always right: the BPF program either finishes FALSE or loads past the end, and
+//! both reject. A packet reaches the end only if no path accepted it. The stage order matters
+//! only for packets BPF accepts: the reads of earlier stages must not run past such a packet's
+//! end, which holds because they are at lower levels than the fields its path needs.
+//!
+//! **Indirect fields** (after a variable-length IPv4 header, extension only) get the level they
+//! would have after a 20-byte header. Packets with IPv4 options (or, for non-IPv4 packets, a
+//! low nibble above 5 in the byte where the IPv4 header would start) that end before the
+//! deepest such field may then be rejected where BPF accepts; so may packets of odd length that
+//! end in the middle of a word a field needs. [`crate::CspfProgram::exact_for`] names both.
 
 use sift_diag::Span;
 
@@ -173,6 +180,26 @@ fn mk_or(xs: Vec<F>) -> F {
     }
 }
 
+/// Reads of every word `f` tests, and nothing else: what an `or` operand that always holds is
+/// replaced by. Dropping it would drop the loads BPF makes on the way to the same verdict, and a
+/// packet too short for them would be accepted where BPF rejects it.
+fn reads_of(f: &F) -> F {
+    fn words(f: &F, out: &mut Vec<WRef>) {
+        match f {
+            F::Atom(a) => {
+                if !out.contains(&a.w) {
+                    out.push(a.w);
+                }
+            }
+            F::And(xs) | F::Or(xs) => xs.iter().for_each(|x| words(x, out)),
+            F::True | F::False => {}
+        }
+    }
+    let mut ws = Vec::new();
+    words(f, &mut ws);
+    mk_and(ws.into_iter().map(|w| F::Atom(Atom { w, mask: 0, op: AOp::Eq, k: 0 })).collect())
+}
+
 fn size(f: &F) -> usize {
     match f {
         F::And(xs) | F::Or(xs) => 1 + xs.iter().map(size).sum::<usize>(),
@@ -186,8 +213,8 @@ fn size(f: &F) -> usize {
 enum Level {
     /// Nothing readable (a packet shorter than every field).
     Zero,
-    Fixed(u32),
-    Ind(u32),
+    /// Readable from this packet length on.
+    Len(u32),
 }
 
 fn round2(x: u32) -> u32 {
@@ -197,8 +224,9 @@ fn round2(x: u32) -> u32 {
 fn level(l: &Leaf) -> Level {
     let end = round2(l.field.end());
     match l.field.base {
-        Base::Fixed => Level::Fixed(end),
-        Base::AfterIpv4 { .. } => Level::Ind(end),
+        Base::Fixed => Level::Len(end),
+        // Ordered as if the IPv4 header had no options (see the module documentation).
+        Base::AfterIpv4 { nl } => Level::Len(round2(nl.saturating_add(20).saturating_add(end))),
     }
 }
 
@@ -207,10 +235,15 @@ fn level(l: &Leaf) -> Level {
 struct Facts {
     atoms: Vec<(Atom, bool)>,
     false_formulas: Vec<F>,
+    /// Words already read by code that ran (a test of no bits of them is then decided).
+    read: Vec<WRef>,
 }
 
 impl Facts {
     fn atom(&self, a: &Atom) -> Option<bool> {
+        if a.mask == 0 && self.read.contains(&a.w) {
+            return Some(a.op.eval(0, a.k));
+        }
         for (b, v) in self.atoms.iter().rev() {
             if b == a {
                 return Some(*v);
@@ -232,10 +265,54 @@ impl Facts {
         None
     }
 
+    /// Whether `g` is known not to hold: it is a formula an earlier return did not take, or one
+    /// whose other conjuncts are known to hold here.
+    fn known_false(&self, g: &F) -> bool {
+        self.false_formulas.iter().any(|k| {
+            if k == g {
+                return true;
+            }
+            let F::And(ks) = k else { return false };
+            let rest: Vec<F> = ks
+                .iter()
+                .filter(|c| !matches!(c, F::Atom(a) if self.atom(a) == Some(true)))
+                .cloned()
+                .collect();
+            rest.len() < ks.len() && mk_and(rest) == *g
+        })
+    }
+
+    /// Runs `f` with only what was known before position `mark` of the assumptions (that is,
+    /// outside the `and`/`or` being simplified).
+    fn outside<T>(&mut self, mark: usize, f: impl FnOnce(&mut Facts) -> T) -> T {
+        let local = self.atoms.split_off(mark);
+        let r = f(self);
+        self.atoms.extend(local);
+        r
+    }
+
+    /// Records that code testing `f` ran and `f` did not hold.
     fn add_false(&mut self, f: &F) {
+        if let F::And(ws) = reads_of(f) {
+            for w in ws {
+                if let F::Atom(a) = w
+                    && !self.read.contains(&a.w)
+                {
+                    self.read.push(a.w);
+                }
+            }
+        } else if let F::Atom(a) = reads_of(f)
+            && !self.read.contains(&a.w)
+        {
+            self.read.push(a.w);
+        }
+        self.add_false_formula(f);
+    }
+
+    fn add_false_formula(&mut self, f: &F) {
         match f {
             F::Atom(a) => self.atoms.push((*a, false)),
-            F::Or(xs) => xs.iter().for_each(|x| self.add_false(x)),
+            F::Or(xs) => xs.iter().for_each(|x| self.add_false_formula(x)),
             F::True | F::False => {}
             f => self.false_formulas.push(f.clone()),
         }
@@ -247,14 +324,16 @@ impl Facts {
             F::Atom(a) => match self.atom(a) {
                 Some(true) => F::True,
                 Some(false) => F::False,
+                None if self.known_false(f) => F::False,
+                None if self.known_false(&F::Atom(a.negate())) => F::True,
                 None => f.clone(),
             },
             F::And(xs) | F::Or(xs) => {
                 let is_and = matches!(f, F::And(_));
-                if self.false_formulas.contains(f) {
+                if self.known_false(f) {
                     return F::False;
                 }
-                if self.false_formulas.contains(&neg(f)) {
+                if self.known_false(&neg(f)) {
                     return F::True;
                 }
                 let mark = self.atoms.len();
@@ -276,9 +355,18 @@ impl Facts {
                     self.atoms.truncate(before);
                     match v {
                         Some(v) if v == is_and => keep[i] = false,
-                        Some(_) => {
+                        Some(_) if is_and => {
                             self.atoms.truncate(mark);
-                            return if is_and { F::False } else { F::True };
+                            return F::False;
+                        }
+                        // True under the other operands' being false: the `or` holds, but only
+                        // after reading what BPF reads on the way (see `reads_of`), unless it is
+                        // true by what is known outside this `or`.
+                        Some(_) => {
+                            if self.outside(mark, |f| f.atom(&a)) == Some(true) {
+                                self.atoms.truncate(mark);
+                                return F::True;
+                            }
                         }
                         None => self.atoms.push((a, is_and)),
                     }
@@ -299,19 +387,20 @@ impl Facts {
                             return F::False;
                         }
                         (F::True, false) => {
-                            self.atoms.truncate(mark);
-                            return F::True;
+                            if self.outside(mark, |f| f.simp(x)) == F::True {
+                                self.atoms.truncate(mark);
+                                return F::True;
+                            }
+                            ordered.push(reads_of(x));
                         }
                         _ => ordered.push(s),
                     }
                 }
                 self.atoms.truncate(mark);
                 let r = if is_and { mk_and(ordered) } else { mk_or(ordered) };
-                if self.false_formulas.contains(&r) {
+                if self.known_false(&r) {
                     F::False
-                } else if matches!(r, F::And(_) | F::Or(_))
-                    && self.false_formulas.contains(&neg(&r))
-                {
+                } else if matches!(r, F::And(_) | F::Or(_)) && self.known_false(&neg(&r)) {
                     F::True
                 } else {
                     r
@@ -321,17 +410,7 @@ impl Facts {
     }
 }
 
-/// A read annotation on an emitted instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mark {
-    None,
-    /// Reads fixed bytes up to this end.
-    Fixed(u32),
-    /// Reads up to this end after the IPv4 header.
-    Ind(u32),
-}
-
-type Code = Vec<(Insn, Mark)>;
+type Code = Vec<Insn>;
 
 /// The generator's limits.
 pub(crate) struct Limits {
@@ -345,12 +424,6 @@ const MAX_FORMULA: usize = 200_000;
 struct Gen {
     code: Code,
     facts: Facts,
-    have_fixed: u32,
-    have_ind: u32,
-    need_fixed: u32,
-    need_ind: u32,
-    /// The IPv4 header offset for indirect fields.
-    nl: u32,
     budget: usize,
     /// The program has ended (a return that always happens was emitted).
     done: bool,
@@ -360,7 +433,20 @@ fn too_complex() -> CspfError {
     CspfError::new("expression too complex for the CSPF compiler", None::<Span>)
 }
 
-fn expand(l: &Leaf) -> Result<F, CspfError> {
+/// A leaf as `(holds, does not hold)`, each reading every word BPF's load of the field needs
+/// (at least the field's last word), so that a return on either reads what BPF would.
+fn expand(l: &Leaf) -> Result<(F, F), CspfError> {
+    let (core, last_w) = expand_core(l)?;
+    let read_last = F::Atom(Atom { w: last_w, mask: 0, op: AOp::Eq, k: 0 });
+    let whole = |f: F| match f {
+        F::Atom(a) if a.w == last_w => F::Atom(a),
+        f => mk_and(vec![read_last.clone(), f]),
+    };
+    let n = neg(&core);
+    Ok((whole(core), whole(n)))
+}
+
+fn expand_core(l: &Leaf) -> Result<(F, WRef), CspfError> {
     let size = l.field.size;
     let fieldmask: u32 = if size >= 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
     // Chunks per word, most significant first: (word, positioned mask bits, positioned value).
@@ -399,10 +485,10 @@ fn expand(l: &Leaf) -> Result<F, CspfError> {
     let last_w = chunks.last().map(|c| c.0).ok_or_else(too_complex)?;
     let read_const = |v: bool| F::Atom(Atom { w: last_w, mask: 0, op: AOp::Eq, k: u16::from(!v) });
     let mv = l.mask & fieldmask;
-    Ok(match l.cmp {
+    let f = match l.cmp {
         Cmp::Eq => {
             if l.value & !mv != 0 {
-                return Ok(read_const(false));
+                return Ok((read_const(false), last_w));
             }
             let n = chunks.len();
             mk_and(
@@ -416,10 +502,10 @@ fn expand(l: &Leaf) -> Result<F, CspfError> {
         }
         Cmp::Gt | Cmp::Ge => {
             if l.value > mv || (l.cmp == Cmp::Gt && l.value == mv) {
-                return Ok(read_const(false));
+                return Ok((read_const(false), last_w));
             }
             if l.cmp == Cmp::Ge && l.value == 0 {
-                return Ok(read_const(true));
+                return Ok((read_const(true), last_w));
             }
             // Lexicographic over the chunks, most significant first.
             let last = if l.cmp == Cmp::Gt { AOp::Gt } else { AOp::Ge };
@@ -440,11 +526,12 @@ fn expand(l: &Leaf) -> Result<F, CspfError> {
                 .map(|c| F::Atom(Atom { w: c.0, mask: c.2 & c.3, op: AOp::Ne, k: 0 }))
                 .collect();
             if parts.is_empty() {
-                return Ok(read_const(false));
+                return Ok((read_const(false), last_w));
             }
             mk_or(parts)
         }
-    })
+    };
+    Ok((f, last_w))
 }
 
 fn too_far() -> CspfError {
@@ -476,11 +563,6 @@ impl Gen {
 
     /// `(t, f)` of `tree` with leaves above `lv` unreadable.
     fn tf(&mut self, tree: &Tree, lv: Level) -> Result<(F, F), CspfError> {
-        if all_readable(tree, lv) {
-            let e = self.full(tree)?;
-            let n = neg(&e);
-            return Ok((e, n));
-        }
         let r = match tree {
             Tree::Const(b) => {
                 if *b {
@@ -489,6 +571,7 @@ impl Gen {
                     (F::False, F::True)
                 }
             }
+            Tree::Leaf(l) if level(l) <= lv => expand(l)?,
             Tree::Leaf(_) => (F::False, F::False),
             Tree::Not(x) => {
                 let (t, f) = self.tf(x, lv)?;
@@ -539,7 +622,7 @@ impl Gen {
                     F::False
                 }
             }
-            Tree::Leaf(l) => expand(l)?,
+            Tree::Leaf(l) => expand(l)?.0,
             Tree::Not(x) => neg(&self.full(x)?),
             Tree::And(xs) => mk_and(xs.iter().map(|x| self.full(x)).collect::<Result<_, _>>()?),
             Tree::Or(xs) => mk_or(xs.iter().map(|x| self.full(x)).collect::<Result<_, _>>()?),
@@ -552,18 +635,13 @@ impl Gen {
 
     fn read(&self, w: WRef, op: Op, code: &mut Code) {
         match w {
-            WRef::Fixed(n) => {
-                code.push((Insn::new(Action::PushWord(n), op), Mark::Fixed(2 * u32::from(n) + 2)))
-            }
+            WRef::Fixed(n) => code.push(Insn::new(Action::PushWord(n), op)),
             WRef::Ind { nlw, rel } => {
-                code.push((
-                    Insn::new(Action::PushWord(nlw), Op::Nop),
-                    Mark::Fixed(2 * u32::from(nlw) + 2),
-                ));
-                code.push((Insn::lit(Op::And, 0x0f00), Mark::None));
-                code.push((Insn::lit(Op::Shr, 7), Mark::None));
-                code.push((push_const(nlw + rel, Op::Add), Mark::None));
-                code.push((Insn::new(Action::PushInd, op), Mark::Ind(2 * u32::from(rel) + 2)));
+                code.push(Insn::new(Action::PushWord(nlw), Op::Nop));
+                code.push(Insn::lit(Op::And, 0x0f00));
+                code.push(Insn::lit(Op::Shr, 7));
+                code.push(push_const(nlw + rel, Op::Add));
+                code.push(Insn::new(Action::PushInd, op));
             }
         }
     }
@@ -572,72 +650,32 @@ impl Gen {
     fn atom(&self, a: &Atom, op: Op, code: &mut Code) {
         self.read(a.w, Op::Nop, code);
         if a.mask != 0xffff {
-            code.push((push_const(a.mask, Op::And), Mark::None));
+            code.push(push_const(a.mask, Op::And));
         }
-        code.push((push_const(a.k, op), Mark::None));
+        code.push(push_const(a.k, op));
     }
 
     /// Pushes the formula's value, 0 or 1.
     fn value(&self, f: &F, code: &mut Code) {
         match f {
-            F::True => code.push((Insn::new(Action::PushOne, Op::Nop), Mark::None)),
-            F::False => code.push((Insn::new(Action::PushZero, Op::Nop), Mark::None)),
+            F::True => code.push(Insn::new(Action::PushOne, Op::Nop)),
+            F::False => code.push(Insn::new(Action::PushZero, Op::Nop)),
             F::Atom(a) => self.atom(a, a.op.op(), code),
             F::And(xs) | F::Or(xs) => {
                 let op = if matches!(f, F::And(_)) { Op::And } else { Op::Or };
                 for (i, x) in xs.iter().enumerate() {
                     self.value(x, code);
                     if i > 0 {
-                        code.push((Insn::new(Action::NoPush, op), Mark::None));
+                        code.push(Insn::new(Action::NoPush, op));
                     }
                 }
             }
         }
     }
 
-    /// Emits a segment, preceded by a probe if it may return TRUE (or ends the program) before
-    /// the stage's level has been read.
-    fn segment(&mut self, seg: Code, ends_program: bool) {
-        // What has been read by the first TRUE return (or the end of the program).
-        let (mut fx, mut ind) = (self.have_fixed, self.have_ind);
-        let mut check = ends_program;
-        for (insn, mark) in &seg {
-            match *mark {
-                Mark::Fixed(e) => fx = fx.max(e),
-                Mark::Ind(e) => ind = ind.max(e),
-                Mark::None => {}
-            }
-            if matches!(insn.op, Op::Cor | Op::Cnand) {
-                check = true;
-                break;
-            }
-        }
-        if check {
-            // A probe is a bare read: the word it leaves on the stack is never looked at (every
-            // segment pushes its own operands, and the program ends with a pushed value).
-            let mut probe = Code::new();
-            if fx < self.need_fixed {
-                self.read(WRef::Fixed((self.need_fixed / 2 - 1) as u16), Op::Nop, &mut probe);
-            }
-            if ind < self.need_ind {
-                let w =
-                    WRef::Ind { nlw: (self.nl / 2) as u16, rel: (self.need_ind / 2 - 1) as u16 };
-                self.read(w, Op::Nop, &mut probe);
-            }
-            self.push_code(probe);
-        }
-        self.push_code(seg);
-    }
-
-    fn push_code(&mut self, seg: Code) {
-        for (insn, mark) in seg {
-            match mark {
-                Mark::Fixed(e) => self.have_fixed = self.have_fixed.max(e),
-                Mark::Ind(e) => self.have_ind = self.have_ind.max(e),
-                Mark::None => {}
-            }
-            self.code.push((insn, mark));
-        }
+    /// Emits a segment of code (one return, or the final value).
+    fn segment(&mut self, seg: Code) {
+        self.code.extend(seg);
     }
 
     /// Returns TRUE where `f` holds (each disjunct its own return).
@@ -662,10 +700,10 @@ impl Gen {
             F::Atom(a) if a.op == AOp::Ne => self.atom(a, Op::Cnand, &mut seg),
             f => {
                 self.value(f, &mut seg);
-                seg.push((Insn::new(Action::PushOne, Op::Cor), Mark::None));
+                seg.push(Insn::new(Action::PushOne, Op::Cor));
             }
         }
-        self.segment(seg, false);
+        self.segment(seg);
         self.facts.add_false(&f);
     }
 
@@ -694,10 +732,10 @@ impl Gen {
             f if !required && size(f) > 4 => return,
             f => {
                 self.value(f, &mut seg);
-                seg.push((Insn::new(Action::PushZero, Op::Cand), Mark::None));
+                seg.push(Insn::new(Action::PushZero, Op::Cand));
             }
         }
-        self.segment(seg, false);
+        self.segment(seg);
         self.facts.add_false(&f);
     }
 
@@ -724,7 +762,7 @@ impl Gen {
             f => {
                 let mut seg = Code::new();
                 self.value(f, &mut seg);
-                self.segment(seg, true);
+                self.segment(seg);
                 self.done = true;
             }
         }
@@ -733,22 +771,15 @@ impl Gen {
     /// Ends the program with a constant verdict.
     fn end_with(&mut self, v: bool) {
         let a = if v { Action::PushOne } else { Action::PushZero };
-        self.segment(vec![(Insn::new(a, Op::Nop), Mark::None)], true);
+        self.segment(vec![Insn::new(a, Op::Nop)]);
         self.done = true;
     }
-}
-
-fn all_readable(tree: &Tree, lv: Level) -> bool {
-    let mut ok = true;
-    tree.for_each_leaf(&mut |l| ok &= level(l) <= lv);
-    ok
 }
 
 /// Generates the program for `tree`. Returns the instructions and what
 /// [`crate::CspfProgram::exact_for`] needs.
 pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exactness), CspfError> {
     let mut levels = Vec::new();
-    let mut nl = None;
     let mut ex = Exactness::default();
     let mut leaves = 0usize;
     tree.for_each_leaf(&mut |l| {
@@ -760,14 +791,13 @@ pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exact
         let end = l.field.end();
         match l.field.base {
             Base::Fixed => {
-                ex.max_fixed = ex.max_fixed.max(round2(end));
                 if end % 2 == 1 && !ex.odd_fixed_ends.contains(&end) {
                     ex.odd_fixed_ends.push(end);
                 }
             }
             Base::AfterIpv4 { nl: n } => {
-                nl = Some(n);
                 ex.ipv4_nl = Some(n);
+                ex.max_ind_end = ex.max_ind_end.max(round2(end));
                 if end % 2 == 1 && !ex.odd_ind_ends.contains(&end) {
                     ex.odd_ind_ends.push(end);
                 }
@@ -783,18 +813,7 @@ pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exact
         return Err(too_long(leaves * 2, limits.max_words));
     }
     levels.sort();
-    let max_fixed = ex.max_fixed;
-    let mut g = Gen {
-        code: Code::new(),
-        facts: Facts::default(),
-        have_fixed: 0,
-        have_ind: 0,
-        need_fixed: 0,
-        need_ind: 0,
-        nl: nl.unwrap_or(0),
-        budget: 0,
-        done: false,
-    };
+    let mut g = Gen { code: Code::new(), facts: Facts::default(), budget: 0, done: false };
     if levels.is_empty() {
         let v = matches!(tree, Tree::Const(true)) || g.full(tree)? == F::True;
         let a = if v { Action::PushOne } else { Action::PushZero };
@@ -809,14 +828,6 @@ pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exact
         }
     }
     for (j, &lv) in levels.iter().enumerate() {
-        match lv {
-            Level::Zero => {}
-            Level::Fixed(c) => g.need_fixed = c,
-            Level::Ind(r) => {
-                g.need_fixed = max_fixed;
-                g.need_ind = r;
-            }
-        }
         let (t, f) = g.tf(tree, lv)?;
         if j + 1 == levels.len() {
             g.finish(&t);
@@ -828,7 +839,7 @@ pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exact
             break;
         }
     }
-    let insns = peephole(g.code.into_iter().map(|(i, _)| i).collect());
+    let insns = peephole(g.code);
     let words: usize = insns.iter().map(|i| i.words()).sum();
     if words > limits.max_words {
         return Err(too_long(words, limits.max_words));

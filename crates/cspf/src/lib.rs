@@ -18,8 +18,8 @@
 //! **Same verdicts as BPF.** The compiled program accepts exactly the packets sift's classic
 //! BPF program accepts, including packets too short for some fields (see the `codegen` module's
 //! stages), with two exceptions [`CspfProgram::exact_for`] names: CSPF cannot read the last
-//! byte of an odd-length packet, and with the extension, packets shorter than the deepest
-//! fixed field. The differential test checks this on millions of expression/packet runs
+//! byte of an odd-length packet, and with the extension, short packets whose IPv4 header has
+//! options. The differential test checks this on millions of expression/packet runs
 //! (`tests/differential.rs`).
 //!
 //! ```
@@ -153,8 +153,8 @@ pub(crate) struct Exactness {
     pub odd_ind_ends: Vec<u32>,
     /// The IPv4 header offset, when fields after it are read.
     pub ipv4_nl: Option<u32>,
-    /// The deepest fixed word end read.
-    pub max_fixed: u32,
+    /// The deepest end (in whole words) of a field after the IPv4 header, relative to it.
+    pub max_ind_end: u32,
 }
 
 /// A CSPF program and the machine it runs on.
@@ -207,25 +207,30 @@ impl CspfProgram {
     /// Whether the verdict on `pkt` is guaranteed to be the one sift's classic BPF program
     /// for the same expression gives. It is not when the packet's length is odd and a field
     /// the expression tests ends at its last byte (CSPF reads whole words, so that byte is out
-    /// of reach), and, for programs using the indirect-push extension, when the packet is
-    /// shorter than the deepest fixed-offset field (fields after the IPv4 header are then
-    /// evaluated in another order than BPF's). Always true for programs made with
-    /// [`CspfProgram::from_words`].
+    /// of reach), and, for programs using the indirect-push extension, when the byte where an
+    /// IPv4 header would start says it is longer than 20 bytes and the packet ends before the
+    /// deepest field after it (such fields are read in the order a 20-byte header gives).
+    /// Where it is not exact, CSPF can only reject a packet BPF accepts, never the reverse.
+    /// Always true for programs made with [`CspfProgram::from_words`].
     pub fn exact_for(&self, pkt: &[u8]) -> bool {
         let e = &self.exact;
         let len = pkt.len();
         if e.odd_fixed_ends.iter().any(|&end| end as usize == len) {
             return false;
         }
-        if let Some(nl) = e.ipv4_nl {
-            if len < e.max_fixed as usize {
+        if let Some(nl) = e.ipv4_nl
+            && let Some(&b) = pkt.get(nl as usize)
+        {
+            let ihl = usize::from(b & 0xf);
+            let t = nl as usize + 4 * ihl;
+            if e.odd_ind_ends.iter().any(|&end| t + end as usize == len) {
                 return false;
             }
-            if let Some(&b) = pkt.get(nl as usize) {
-                let t = nl as usize + 4 * usize::from(b & 0xf);
-                if e.odd_ind_ends.iter().any(|&end| t + end as usize == len) {
-                    return false;
-                }
+            // Fields after the IPv4 header are ordered as if it were 20 bytes long: with
+            // options, they lie further on than assumed, and a packet that ends before them
+            // may be rejected where BPF would accept it.
+            if ihl > 5 && len < t + e.max_ind_end as usize {
+                return false;
             }
         }
         true
