@@ -245,6 +245,22 @@ fn hand_written_expressions_agree_with_bpf() {
 }
 
 #[test]
+fn corpus_captures_agree_with_bpf() {
+    // Real traffic (libpcap's test captures), truncated packets included.
+    let Some(dir) = sift_testkit::libpcap_corpus() else { return };
+    let resolver = SystemResolver::new();
+    let en10mb = dlt::by_name("EN10MB").expect("EN10MB");
+    let mut set = PacketSet::empty(en10mb);
+    let n = set.add_captures(&dir.join("captures"));
+    assert!(n > 100, "only {n} EN10MB packets in the corpus captures");
+    let mut exprs: Vec<String> = HAND.iter().map(|s| s.to_string()).collect();
+    exprs.extend(ExprGen::new(0xca9, "EN10MB").take(400));
+    let t = check(&exprs, &set, &resolver, true);
+    report(&format!("corpus captures ({n} packets), indirect=true"), &t);
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+}
+
+#[test]
 fn generated_expressions_agree_with_bpf() {
     let resolver = SystemResolver::new();
     let set = packets().thin(2);
