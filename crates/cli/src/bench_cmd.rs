@@ -217,22 +217,27 @@ fn micros(d: Duration) -> f64 {
 
 /// The capture's packets stored back to back in one buffer, as in a mapped file: engines stream
 /// through memory the way they do when filtering a capture.
-struct Packets {
+pub(crate) struct Packets {
     /// The first interface's link type (LINKTYPE_) and snapshot length.
-    link_type: u16,
-    snaplen: u32,
+    pub(crate) link_type: u16,
+    pub(crate) snaplen: u32,
     bytes: Vec<u8>,
     /// `(start, end, wire length)` of each packet in `bytes`.
     spans: Vec<(usize, usize, u32)>,
 }
 
 impl Packets {
-    fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
+    /// How many packets there are.
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
         self.spans.iter().map(|&(s, e, w)| (&self.bytes[s..e], w))
     }
 }
 
-fn load(path: &Path) -> anyhow::Result<Packets> {
+pub(crate) fn load(path: &Path) -> anyhow::Result<Packets> {
     let mut reader =
         sift_pcap::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut packets = Packets { link_type: 1, snaplen: 0, bytes: Vec::new(), spans: Vec::new() };

@@ -8,6 +8,7 @@
 mod bench_cmd;
 mod bpf_cmd;
 mod compile_cmd;
+mod diff_cmd;
 mod dump;
 mod gen_cmd;
 mod inject_cmd;
@@ -40,6 +41,8 @@ enum Command {
     Bpf(bpf_cmd::BpfCommand),
     /// Run engines side by side on a program and a capture (ns/packet, compile time).
     Bench(bench_cmd::BenchArgs),
+    /// Run every engine on an expression over a capture and compare verdicts packet by packet.
+    Diff(diff_cmd::DiffArgs),
     /// Write a deterministic, realistic capture (for benchmarks and trying filters).
     Gen(gen_cmd::GenArgs),
     /// Compile a filter expression to classic BPF (like `tcpdump -O -d`; unoptimized for now).
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
         Some(Command::Gen(args)) => gen_cmd::run(args),
         Some(Command::Bench(args)) => bench_cmd::run(args),
+        Some(Command::Diff(args)) => diff_cmd::run(args),
         Some(Command::Compile(args)) => compile_cmd::run(args),
         Some(Command::Inject(args)) => inject_cmd::run(args),
         None if cli.live.wanted() => live::run(cli.live, cli.dump),
