@@ -14,6 +14,7 @@ mod gen_cmd;
 mod inject_cmd;
 mod live;
 mod parallel;
+mod plot;
 mod progress;
 mod source;
 mod timefmt;

@@ -370,3 +370,37 @@ fn bench_takes_an_expression() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains('^'), "{}", stderr(&bad));
 }
+
+/// `sift bench --engine all --compare … --plot`: a line per engine (interp, jit, libpcap,
+/// kernel, cspf) for each expression, instructions executed for the two VMs, and a chart.
+#[test]
+fn bench_all_engines_compare_and_plot() {
+    let cap = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("chart.svg");
+    let exprs = ["ether proto 0x0800", "ip host 10.0.0.53 or arp"];
+    let mut args = vec!["bench", "-r", cap, "--seconds", "0.01", "--engine", "all", "--compare"];
+    args.extend(["--plot", svg.to_str().unwrap()]);
+    args.extend(exprs);
+    let o = sift(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let root = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.contains("\t0\t")));
+    let mut engines = vec!["interp", "jit", "cspf"];
+    if sift_testkit::oracle("system libpcap", sift_libpcap::Libpcap::load()).is_some() {
+        engines.push("libpcap");
+    }
+    if root {
+        engines.push("kernel");
+    } else {
+        sift_testkit::oracle_missing::<()>("the kernel engine", "not root");
+    }
+    for engine in engines {
+        let lines = out.lines().filter(|l| l.starts_with(engine) && l.contains("ns/packet"));
+        assert_eq!(lines.count(), exprs.len(), "{engine}:\n{out}");
+    }
+    assert_eq!(out.matches("executed per packet").count(), 2 * exprs.len(), "{out}");
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg") && chart.contains("cspf") && chart.contains("arp"));
+}
