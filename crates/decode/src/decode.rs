@@ -49,6 +49,10 @@ pub enum Proto {
     Ipv4,
     Ipv6,
     Ipv6Ext,
+    HopOpts,
+    DstOpts,
+    Routing,
+    Fragment,
     Tcp,
     Udp,
     Sctp,
@@ -77,6 +81,10 @@ impl Proto {
             Proto::Ipv4 => "ip",
             Proto::Ipv6 => "ip6",
             Proto::Ipv6Ext => "ip6",
+            Proto::HopOpts => "hbhopt",
+            Proto::DstOpts => "dstopt",
+            Proto::Routing => "rt6",
+            Proto::Fragment => "frag6",
             Proto::Tcp => "tcp",
             Proto::Udp => "udp",
             Proto::Sctp => "sctp",
@@ -258,10 +266,9 @@ impl Ipv4<'_> {
     pub fn dont_fragment(&self) -> bool {
         self.frag & 0x4000 != 0
     }
-    /// Payload length per the header (`total_len - hlen`, clamped to the wire).
+    /// Payload length per the header (`total_len - hlen`).
     pub fn payload_len(&self) -> u32 {
-        let total = u32::from(self.total_len).min(self.len);
-        total.saturating_sub(u32::from(self.hlen))
+        u32::from(self.total_len).saturating_sub(u32::from(self.hlen))
     }
 }
 
@@ -282,6 +289,8 @@ pub struct Ipv6<'a> {
     pub src: &'a [u8],
     /// Destination address.
     pub dst: &'a [u8],
+    /// Bytes missing between the payload length and the wire length (0 when consistent).
+    pub missing: u32,
     /// Length available on the wire from this header on.
     pub len: u32,
 }
@@ -747,7 +756,10 @@ impl<'a> Cx<'_, 'a> {
     fn raw_ip(&mut self, data: &'a [u8], len: u32) {
         match data.first().map(|b| b >> 4) {
             Some(6) => self.ipv6(data, len),
-            Some(_) => self.ipv4(data, len),
+            Some(4) => self.ipv4(data, len),
+            Some(_) => {
+                self.push(Layer::Malformed { proto: Proto::Ipv4, why: "raw-version", data, len });
+            }
             None => self.trunc(Proto::Ipv4, data, len),
         }
     }
@@ -781,7 +793,8 @@ impl<'a> Cx<'_, 'a> {
         match rest.first().map(|b| b >> 4) {
             Some(4) => self.ipv4(rest, l),
             Some(6) => self.ipv6(rest, l),
-            _ => self.payload(rest, l),
+            Some(_) => self.payload(rest, l),
+            None => self.trunc(Proto::Mpls, rest, l),
         }
     }
 
@@ -855,12 +868,12 @@ impl<'a> Cx<'_, 'a> {
     }
 
     fn ipv4(&mut self, data: &'a [u8], len: u32) {
-        if data.len() < 20 {
-            self.trunc(Proto::Ipv4, data, len);
+        if data.first().is_some_and(|b| b >> 4 != 4) {
+            self.push(Layer::Malformed { proto: Proto::Ipv4, why: "version", data, len });
             return;
         }
-        if data[0] >> 4 != 4 {
-            self.push(Layer::Malformed { proto: Proto::Ipv4, why: "version", data, len });
+        if data.len() < 20 {
+            self.trunc(Proto::Ipv4, data, len);
             return;
         }
         let hlen = usize::from(data[0] & 15) * 4;
@@ -890,7 +903,8 @@ impl<'a> Cx<'_, 'a> {
         if !self.push(Layer::Ipv4(ip)) {
             return;
         }
-        let eff = u32::from(total_len).min(len);
+        // Like tcpdump, a total length beyond the wire is reported (`missing`) but still used.
+        let eff = u32::from(total_len);
         if (total_len as usize) < hlen {
             self.push(Layer::Malformed { proto: Proto::Ipv4, why: "len", data, len });
             return;
@@ -928,16 +942,15 @@ impl<'a> Cx<'_, 'a> {
             hlim: data[7],
             src: &data[8..24],
             dst: &data[24..40],
+            missing: (40 + u32::from(payload_len)).saturating_sub(len),
             len,
         };
         if !self.push(Layer::Ipv6(ip)) {
             return;
         }
-        let total = (40 + u32::from(payload_len)).min(len);
-        if 40 + u32::from(payload_len) > len {
-            self.push(Layer::Malformed { proto: Proto::Ipv6, why: "len", data, len });
-            return;
-        }
+        // A payload length beyond the wire is reported (`missing`) but still used, as tcpdump
+        // does. A zero payload length (jumbogram or not) means "the rest of the packet".
+        let total = if payload_len == 0 { len } else { 40 + u32::from(payload_len) };
         let end = (total as usize).min(data.len());
         let mut off = 40;
         let mut next = ip.next;
@@ -946,12 +959,39 @@ impl<'a> Cx<'_, 'a> {
             match next {
                 0 | 43 | 44 | 60 => {
                     let rest = &data[off..end];
-                    if rest.len() < 2 || (next == 44 && rest.len() < 8) {
-                        self.trunc(Proto::Ipv6Ext, rest, remaining);
+                    let ext_proto = match next {
+                        0 => Proto::HopOpts,
+                        60 => Proto::DstOpts,
+                        43 => Proto::Routing,
+                        _ => Proto::Fragment,
+                    };
+                    if rest.is_empty() {
+                        // tcpdump checks one byte before a routing header, naming IPv6.
+                        let p = if next == 43 { Proto::Ipv6Ext } else { ext_proto };
+                        self.trunc(p, rest, remaining);
                         return;
                     }
-                    let hdr_len = if next == 44 { 8 } else { (usize::from(rest[1]) + 1) * 8 };
-                    let header = &rest[..hdr_len.min(rest.len())];
+                    if next == 44 && (4..8).contains(&rest.len()) {
+                        // Enough for the offset: tcpdump prints the fragment and stops.
+                        self.push(Layer::Ipv6Ext(Ipv6Ext {
+                            kind: 44,
+                            next: rest[0],
+                            header: rest,
+                            hdr_len: 8,
+                            len: remaining.saturating_sub(8),
+                        }));
+                        return;
+                    }
+                    let hdr_len = if next == 44 {
+                        8
+                    } else {
+                        (usize::from(rest.get(1).copied().unwrap_or(255)) + 1) * 8
+                    };
+                    if rest.len() < hdr_len {
+                        self.trunc(ext_proto, rest, remaining);
+                        return;
+                    }
+                    let header = &rest[..hdr_len];
                     let after = remaining.saturating_sub(hdr_len as u32);
                     if !self.push(Layer::Ipv6Ext(Ipv6Ext {
                         kind: next,
@@ -964,7 +1004,8 @@ impl<'a> Cx<'_, 'a> {
                     }
                     if next == 44 {
                         let offlg = u16::from_be_bytes([rest[2], rest[3]]);
-                        if offlg & 0xfff8 != 0 {
+                        // Not the first fragment, or nothing captured after the header.
+                        if offlg & 0xfff8 != 0 || rest.len() == hdr_len {
                             return;
                         }
                     }

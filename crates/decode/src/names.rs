@@ -14,7 +14,7 @@ pub(crate) fn ethertype(t: u16) -> Option<&'static str> {
         0x8863 => "PPPoE D",
         0x8864 => "PPPoE S",
         0x8035 => "Reverse ARP",
-        0x6558 => "Transparent Ethernet Bridging",
+        0x6558 => "TEB",
         0x88cc => "LLDP",
         0x888e => "EAPOL",
         0x8809 => "Slow Protocols",

@@ -190,7 +190,7 @@ pub(crate) fn hex_dump(out: &mut Vec<u8>, data: &[u8], ascii: bool) {
             }
             out.s("  ");
             for b in chunk {
-                out.push(if (0x20..0x7f).contains(b) { *b } else { b'.' });
+                out.push(if (0x21..0x7f).contains(b) { *b } else { b'.' });
             }
         }
     }
@@ -355,63 +355,82 @@ impl<'a> Walk<'_, 'a> {
         let _ = len;
         match proto {
             Proto::Ipv4 => {
-                if !self.o().link_header {
+                if !self.o().link_header && !data.is_empty() {
                     self.out.s("IP ");
                 }
                 self.trunc("ip");
             }
-            Proto::Ipv6 => {
-                if !self.o().link_header {
-                    self.out.s("IP6 ");
-                }
-                self.trunc("ip6");
-            }
+            Proto::Ipv6 => self.trunc("ip6"),
+            // SCTP checks its common header before printing anything.
+            Proto::Sctp => self.trunc("sctp"),
             Proto::Tcp | Proto::Udp => {
-                let name = proto.name();
                 if let Some((ip, direct)) = self.ip_before(i) {
                     match (be16(data, 0), be16(data, 2)) {
                         (Some(sp), Some(dp)) => self.endpoints(ip, direct, Some((sp, dp))),
+                        // Without ports, UDP after IPv6 extension headers prints no
+                        // addresses; TCP always does.
+                        _ if proto == Proto::Udp && !direct => {}
                         _ => {
                             self.endpoints(ip, true, None);
-                            self.out.pop();
-                            self.out.pop();
-                            self.out.s(":");
+                            if proto != Proto::Udp {
+                                self.out.pop();
+                            }
                         }
                     }
                 }
-                if proto == Proto::Udp && be16(data, 2).is_some() {
-                    // tcpdump prints the ports and then gives up on the length.
-                }
-                let n = self.out.len();
-                if self.out[n - 1] == b' ' {
-                    self.out.pop();
-                }
-                self.trunc(name);
+                self.trunc(proto.name());
             }
-            Proto::Sctp => {
-                if let Some((ip, direct)) = self.ip_before(i) {
-                    match (be16(data, 0), be16(data, 2)) {
-                        (Some(sp), Some(dp)) => self.endpoints(ip, direct, Some((sp, dp))),
-                        _ => self.endpoints(ip, direct, None),
-                    }
-                    self.out.pop();
-                }
-                self.trunc("sctp");
-            }
-            Proto::Icmp => {
-                self.out.s("ICMP");
-                self.trunc("icmp");
-            }
+            Proto::Icmp => self.trunc("icmp"),
             Proto::Icmpv6 => {
-                self.out.s("ICMP6");
+                if let Some(&t) = data.first() {
+                    self.out.s("ICMP6, ");
+                    match names::icmp6_type(t) {
+                        Some(n) => self.out.s(n),
+                        None => {
+                            self.out.s("unknown icmp6 type (");
+                            self.out.u(u64::from(t));
+                            self.out.s(")");
+                        }
+                    }
+                }
                 self.trunc("icmp6");
             }
-            Proto::Arp => {
-                if !self.o().link_header {
-                    self.out.s("ARP, ");
-                }
-                self.trunc("arp");
+            Proto::Mpls => {
+                self.out.s("MPLS");
+                self.trunc("mpls");
             }
+            Proto::Gre => {
+                if let Some(f) = be16(data, 0) {
+                    self.out.s("GREv");
+                    self.out.u(u64::from(f & 7));
+                }
+                self.trunc("gre");
+            }
+            Proto::Geneve => {
+                self.out.s("Geneve");
+                self.trunc("geneve");
+            }
+            Proto::Vxlan => {
+                self.out.s("VXLAN");
+                if let Some(&f) = data.first() {
+                    self.out.s(", flags [");
+                    self.out.s(if f & 0x08 != 0 { "I" } else { "." });
+                    self.out.s("] (0x");
+                    self.out.hex_width(u64::from(f), 2);
+                    self.out.s("), ");
+                }
+                self.trunc("vxlan");
+            }
+            Proto::Routing => {
+                let x = decode::Ipv6Ext { kind: 43, next: 0, header: data, hdr_len: 0, len };
+                self.ipv6_ext(x);
+                // ipv6_ext closed the parenthesis; tcpdump stops before it.
+                if self.out.ends_with(b") ") {
+                    self.out.truncate(self.out.len() - 2);
+                }
+                self.trunc("rt6");
+            }
+            Proto::Arp => self.trunc("arp"),
             Proto::Dns => self.trunc("domain"),
             Proto::Ether => self.trunc("ether"),
             other => self.trunc(other.name()),
@@ -421,10 +440,14 @@ impl<'a> Walk<'_, 'a> {
     fn malformed(&mut self, proto: Proto, why: &str, data: &'a [u8], len: u32) {
         match proto {
             Proto::Ipv4 => {
-                if !self.o().link_header && why != "len" {
+                if !self.o().link_header && why == "hlen" {
                     self.out.s("IP ");
                 }
                 match why {
+                    "raw-version" => {
+                        self.out.s("unknown ip ");
+                        self.out.u(u64::from(data.first().map_or(0, |b| b >> 4)));
+                    }
                     "version" => {
                         let v = data.first().map_or(0, |b| b >> 4);
                         if v == 6 {
@@ -438,7 +461,6 @@ impl<'a> Walk<'_, 'a> {
                     "hlen" => {
                         self.out.s("bad-hlen ");
                         self.out.u(u64::from(data[0] & 15) * 4);
-                        self.out.s(" (invalid)");
                     }
                     _ => {
                         self.out.s("bad-len ");
@@ -579,7 +601,10 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s(", DEI");
             }
             self.out.s(", ");
-            ethertype_text(self.out, v.ethertype);
+            match names::ethertype(v.ethertype) {
+                Some(n) if self.o().quiet => self.out.s(n),
+                _ => ethertype_text(self.out, v.ethertype),
+            }
             self.out.s(", ");
         }
         self.layer(i + 1);
@@ -629,7 +654,7 @@ impl<'a> Walk<'_, 'a> {
             if self.o().link_header {
                 match p.ppp_protocol {
                     0x0021 => self.out.s("IP"),
-                    0x0057 => self.out.s("IPV6"),
+                    0x0057 => self.out.s("IP6"),
                     _ => self.out.s("unknown"),
                 }
                 self.out.s(" (0x");
@@ -695,6 +720,10 @@ impl<'a> Walk<'_, 'a> {
     }
 
     fn arp(&mut self, a: decode::Arp<'a>) {
+        if !a.complete {
+            self.trunc("arp");
+            return;
+        }
         if !self.o().link_header {
             self.out.s("ARP, ");
         }
@@ -858,19 +887,18 @@ impl<'a> Walk<'_, 'a> {
 
     fn ipv4_options(&mut self, opts: &[u8]) {
         let mut off = 0;
-        let mut first = true;
+        let mut sep = "";
         while off < opts.len() {
-            if !first {
-                self.out.s(",");
-            }
-            first = false;
+            self.out.s(sep);
+            sep = ",";
             let t = opts[off];
             let name = match t {
                 0 => "EOL",
                 1 => "NOP",
                 7 => "RR",
                 68 => "TS",
-                130 => "security",
+                82 => "traceroute",
+                130 => "SECURITY",
                 131 => "LSRR",
                 137 => "SSRR",
                 148 => "RA",
@@ -882,41 +910,163 @@ impl<'a> Walk<'_, 'a> {
             } else {
                 self.out.s(name);
             }
-            if t == 0 || t == 1 {
-                off += 1;
-                if t == 0 {
-                    // EOL: the rest is padding; tcpdump prints one EOL per byte.
-                    continue;
+            let len = if t == 0 || t == 1 {
+                1
+            } else {
+                let Some(l) = opts.get(off + 1).copied() else {
+                    self.trunc("ip");
+                    return;
+                };
+                if l < 2 {
+                    self.out.s(" [bad length ");
+                    self.out.u(u64::from(l));
+                    self.out.s("]");
+                    return;
                 }
-                continue;
-            }
-            let Some(len) = opts.get(off + 1).copied() else {
-                self.out.s(" [bad length]");
-                return;
+                usize::from(l)
             };
-            self.out.s(" {");
-            self.out.u(u64::from(len));
-            self.out.s("}");
-            if len < 2 || off + usize::from(len) > opts.len() {
+            if len > opts.len() - off {
                 self.out.s(" [bad length ");
-                self.out.u(u64::from(len));
+                self.out.u(len as u64);
                 self.out.s("]");
                 return;
             }
-            if t == 148 && len == 4 {
-                let v = be16(opts, off + 2).unwrap_or(0);
-                if v != 0 {
-                    self.out.s(" value ");
-                    self.out.u(u64::from(v));
+            let o = &opts[off..off + len];
+            match t {
+                0 => return,
+                68 => self.ip_ts(o),
+                7 | 131 | 137 => {
+                    if len < 3 {
+                        self.out.s(" [bad length ");
+                        self.out.u(len as u64);
+                        self.out.s("]");
+                    } else {
+                        if (len + 1) & 3 != 0 {
+                            self.out.s(" [bad length ");
+                            self.out.u(len as u64);
+                            self.out.s("]");
+                        }
+                        let ptr = usize::from(o[2]).wrapping_sub(1);
+                        if ptr < 3 || (ptr + 1) & 3 != 0 || ptr > len + 1 {
+                            self.out.s(" [bad ptr ");
+                            self.out.u(u64::from(o[2]));
+                            self.out.s("]");
+                        }
+                        let mut k = 3;
+                        while k < len {
+                            let Some(a) = o.get(k..k + 4) else {
+                                self.trunc("ip");
+                                return;
+                            };
+                            self.out.s(" ");
+                            self.out.ip4(a);
+                            if ptr > k {
+                                self.out.s(",");
+                            }
+                            k += 4;
+                        }
+                    }
                 }
+                148 => {
+                    if len < 4 {
+                        self.out.s(" [bad length ");
+                        self.out.u(len as u64);
+                        self.out.s("]");
+                    } else {
+                        let v = be16(o, 2).unwrap_or(0);
+                        if v != 0 {
+                            self.out.s(" value ");
+                            self.out.u(u64::from(v));
+                        }
+                    }
+                }
+                _ => {}
             }
-            off += usize::from(len);
+            off += len;
+        }
+    }
+
+    fn ip_ts(&mut self, o: &[u8]) {
+        let length = o.len();
+        if length < 4 {
+            self.out.s("[bad length ");
+            self.out.u(length as u64);
+            self.out.s("]");
+            return;
+        }
+        self.out.s(" TS{");
+        let flag = o[3] & 15;
+        let hoplen = if flag != 1 { 8 } else { 4 };
+        if (length - 4) & (hoplen - 1) != 0 {
+            self.out.s("[bad length ");
+            self.out.u(length as u64);
+            self.out.s("]");
+        }
+        let ptr = usize::from(o[2]).wrapping_sub(1);
+        let mut len = 0;
+        if ptr < 4 || (ptr.wrapping_sub(4)) & (hoplen - 1) != 0 || ptr > length + 1 {
+            self.out.s("[bad ptr ");
+            self.out.u(u64::from(o[2]));
+            self.out.s("]");
+        }
+        let known = match flag {
+            0 => {
+                self.out.s("TSONLY");
+                true
+            }
+            1 => {
+                self.out.s("TS+ADDR");
+                true
+            }
+            3 => {
+                self.out.s("PRESPEC");
+                true
+            }
+            f => {
+                self.out.s("[bad ts type ");
+                self.out.u(u64::from(f));
+                self.out.s("]");
+                false
+            }
+        };
+        if known {
+            let mut ty = " ";
+            len = 4;
+            while len < length {
+                if ptr == len {
+                    ty = " ^ ";
+                }
+                let Some(v) = be32(o, len + hoplen - 4) else { break };
+                self.out.s(ty);
+                self.out.u(u64::from(v));
+                self.out.s("@");
+                if hoplen == 8 {
+                    self.out.ip4(&o[len..len + 4]);
+                }
+                ty = " ";
+                len += hoplen;
+            }
+        }
+        if ptr == len {
+            self.out.s(" ^ ");
+        }
+        if o[3] >> 4 != 0 {
+            self.out.s(" [");
+            self.out.u(u64::from(o[3] >> 4));
+            self.out.s(" hops not recorded]} ");
+        } else {
+            self.out.s("}");
         }
     }
 
     fn ipv6(&mut self, i: usize, ip: Ipv6<'a>) {
         if !self.o().link_header {
             self.out.s("IP6 ");
+        }
+        if ip.missing > 0 {
+            self.out.s("truncated-ip6 - ");
+            self.out.u(u64::from(ip.missing));
+            self.out.s(" bytes missing!");
         }
         if let Some(Layer::Malformed { .. }) = self.at(i + 1) {
             return self.layer(i + 1);
@@ -992,25 +1142,34 @@ impl<'a> Walk<'_, 'a> {
             }
             43 => {
                 let h = x.header;
-                let len = u8_at(h, 1).unwrap_or(0);
-                let rtype = u8_at(h, 2).unwrap_or(0);
-                let segleft = u8_at(h, 3).unwrap_or(0);
-                self.out.s("RT6 (len=");
-                self.out.u(u64::from(len));
-                self.out.s(", type=");
-                self.out.u(u64::from(rtype));
-                self.out.s(", segleft=");
-                self.out.u(u64::from(segleft));
+                self.out.s("RT6");
+                let fields = [" (len=", ", type=", ", segleft="];
+                for (k, name) in fields.iter().enumerate() {
+                    let Some(v) = u8_at(h, k + 1) else {
+                        self.out.s(") ");
+                        return;
+                    };
+                    self.out.s(name);
+                    self.out.u(u64::from(v));
+                }
+                let rtype = h[2];
                 if rtype == 4 {
-                    let last = u8_at(h, 4).unwrap_or(0);
+                    let Some(last) = u8_at(h, 4) else {
+                        self.out.s(") ");
+                        return;
+                    };
                     self.out.s(", last-entry=");
                     self.out.u(u64::from(last));
+                    let Some(tag) = be16(h, 6) else {
+                        self.out.s(") ");
+                        return;
+                    };
                     if self.o().verbose > 0 {
                         self.out.s(", flags=0x");
                         self.out.hex(u64::from(u8_at(h, 5).unwrap_or(0)));
                     }
                     self.out.s(", tag=");
-                    self.out.hex(u64::from(be16(h, 6).unwrap_or(0)));
+                    self.out.hex(u64::from(tag));
                     for k in 0..=usize::from(last) {
                         let at = 8 + 16 * k;
                         let Some(a) = h.get(at..at + 16) else { break };
@@ -1418,6 +1577,9 @@ impl<'a> Walk<'_, 'a> {
                 Ok(()) => {}
                 Err(true) => {
                     self.trunc("tcp");
+                    if ch {
+                        self.out.s(">");
+                    }
                     return false;
                 }
                 Err(false) => return self.bad_opt(true),
@@ -1563,38 +1725,72 @@ impl<'a> Walk<'_, 'a> {
     }
 
     fn syslog(&mut self, data: &[u8], len: u32) {
-        self.out.s("SYSLOG");
-        // <PRI> with at most three digits.
+        // The priority is read before anything is printed.
+        let invalid = |w: &mut Self| w.out.s(" (invalid)");
+        let Some(&first) = data.first() else { return self.trunc("syslog") };
+        if first != b'<' {
+            return invalid(self);
+        }
         let mut pri: u32 = 0;
         let mut k = 1;
-        if data.first() != Some(&b'<') {
-            self.out.s(" [|syslog]");
-            return;
-        }
         loop {
-            match data.get(k) {
-                Some(c @ b'0'..=b'9') if k <= 3 => {
-                    pri = pri * 10 + u32::from(c - b'0');
-                    k += 1;
-                }
-                Some(b'>') => break,
-                None => {
-                    self.trunc("syslog");
-                    return;
-                }
-                _ => {
-                    self.out.s(" [|syslog]");
-                    return;
-                }
+            let Some(&c) = data.get(k) else { return self.trunc("syslog") };
+            if k <= 3 && c.is_ascii_digit() {
+                pri = pri * 10 + u32::from(c - b'0');
+                k += 1;
+            } else {
+                break;
             }
         }
+        if data.get(k) != Some(&b'>') {
+            return invalid(self);
+        }
         let fac = (pri >> 3) as usize;
-        if fac >= names::SYSLOG_FACILITY.len() || k == 1 {
-            self.out.s(" [|syslog]");
+        let mut fac_buf = [0u8; 16];
+        let fac_name: &str = match names::SYSLOG_FACILITY.get(fac) {
+            Some(n) => n,
+            None => {
+                let mut v = Vec::new();
+                v.s("unknown (");
+                v.u(fac as u64);
+                v.s(")");
+                let n = v.len().min(16);
+                fac_buf[..n].copy_from_slice(&v[..n]);
+                std::str::from_utf8(&fac_buf[..n]).unwrap_or("unknown")
+            }
+        };
+        self.out.s("SYSLOG");
+        if self.o().verbose > 0 {
+            self.out.s(", length: ");
+            self.out.u(u64::from(len));
+            self.out.s("\n\tFacility ");
+            self.out.s(fac_name);
+            self.out.s(" (");
+            self.out.u(fac as u64);
+            self.out.s("), Severity ");
+            self.out.s(names::SYSLOG_SEVERITY[(pri & 7) as usize]);
+            self.out.s(" (");
+            self.out.u(u64::from(pri & 7));
+            self.out.s(")\n\tMsg: ");
+            for k2 in k + 1..len as usize {
+                let Some(&c) = data.get(k2) else {
+                    self.trunc("syslog");
+                    return;
+                };
+                if (0x20..0x7f).contains(&c) {
+                    self.out.push(c);
+                } else {
+                    self.out.s("\\0x");
+                    self.out.hex_width(u64::from(c), 2);
+                }
+            }
+            if self.o().verbose > 1 {
+                hex_dump(self.out, &data[..data.len().min(len as usize)], false);
+            }
             return;
         }
         self.out.s(" ");
-        self.out.s(names::SYSLOG_FACILITY[fac]);
+        self.out.s(fac_name);
         self.out.s(".");
         self.out.s(names::SYSLOG_SEVERITY[(pri & 7) as usize]);
         self.out.s(", length: ");
@@ -1647,12 +1843,10 @@ impl<'a> Walk<'_, 'a> {
     }
 
     fn sctp(&mut self, i: usize, s: decode::Sctp<'a>) {
-        let Some((ip, direct)) = self.ip_before(i) else { return };
-        self.endpoints(ip, direct, Some((s.sport, s.dport)));
+        // Unlike TCP and UDP, tcpdump's SCTP printer always shows the addresses.
+        let Some((ip, _)) = self.ip_before(i) else { return };
+        self.endpoints(ip, true, Some((s.sport, s.dport)));
         self.out.s("sctp");
-        if self.o().quiet {
-            return;
-        }
         let mut sep = if self.o().verbose >= 2 { "\n\t" } else { " (" };
         let mut off = 0;
         let chunks = s.chunks;
@@ -1668,6 +1862,10 @@ impl<'a> Walk<'_, 'a> {
                 return;
             };
             let clen = usize::from(clen);
+            if off + clen > chunks.len() {
+                self.trunc("sctp");
+                return;
+            }
             n += 1;
             self.out.s(sep);
             self.out.u(n);
@@ -1764,12 +1962,27 @@ impl<'a> Walk<'_, 'a> {
                 sep = ", (";
             }
             let step = clen + align;
+            if align > 0 && off + step > chunks.len() && remaining > clen {
+                self.trunc("sctp");
+                return;
+            }
             off += step;
             remaining = remaining.saturating_sub(step);
         }
     }
 
     fn icmp(&mut self, m: decode::Icmp<'a>) {
+        // tcpdump formats the whole message before printing it: a truncated one prints only
+        // the truncation mark.
+        let mark = self.out.len();
+        self.icmp_text(m);
+        if self.out.ends_with(b" [|icmp]") {
+            self.out.truncate(mark);
+            self.trunc("icmp");
+        }
+    }
+
+    fn icmp_text(&mut self, m: decode::Icmp<'a>) {
         self.out.s("ICMP ");
         let rest = m.rest;
         match m.icmp_type {
@@ -1923,6 +2136,13 @@ impl<'a> Walk<'_, 'a> {
             self.out.s(" (invalid)");
             return;
         }
+        if self.o().link_header {
+            self.out.s(", proto ");
+            self.out.s(names::ethertype(g.protocol).unwrap_or("unknown"));
+            self.out.s(" (0x");
+            self.out.hex_width(u64::from(g.protocol), 4);
+            self.out.s(")");
+        }
         if let Some(k) = g.key {
             self.out.s(", key=0x");
             self.out.hex(u64::from(k));
@@ -1957,13 +2177,15 @@ impl<'a> Walk<'_, 'a> {
             (false, true) => self.out.s("C"),
             (true, true) => self.out.s("O, C"),
         }
-        self.out.s("]");
-        if g.protocol != 0x6558 {
-            self.out.s(", ");
-            ethertype_text(self.out, g.protocol);
-        }
-        self.out.s(", vni 0x");
+        self.out.s("], vni 0x");
         self.out.hex(u64::from(g.vni));
+        if self.o().link_header {
+            self.out.s(", proto ");
+            self.out.s(names::ethertype(g.protocol).unwrap_or("unknown"));
+            self.out.s(" (0x");
+            self.out.hex_width(u64::from(g.protocol), 4);
+            self.out.s(")");
+        }
         if g.opt_len > 0 {
             self.out.s(", options [");
             self.out.u(u64::from(g.opt_len));
@@ -2199,12 +2421,20 @@ impl<'a> Walk<'_, 'a> {
     }
 
     fn dns_record(&mut self, msg: &[u8], at: usize) -> Option<usize> {
+        // A record whose name or fixed fields were not captured prints nothing and ends the
+        // section quietly (tcpdump returns the end of the capture).
         let after_name = if self.o().verbose > 0 {
             self.out.s(" ");
             self.dns_name_text(msg, at)?
         } else {
-            decode::dns_name(msg, at, |_| {})?
+            match decode::dns_name(msg, at, |_| {}) {
+                Some(n) => n,
+                None => return Some(msg.len()),
+            }
         };
+        if after_name + 10 > msg.len() {
+            return Some(msg.len());
+        }
         let rtype = be16(msg, after_name)?;
         let class = be16(msg, after_name + 2)?;
         let rdlen = usize::from(be16(msg, after_name + 8)?);
@@ -2237,9 +2467,6 @@ impl<'a> Walk<'_, 'a> {
                 self.out.u(u64::from(be16(msg, rdata)?));
             }
             _ => {}
-        }
-        if end > msg.len() {
-            return None;
         }
         Some(end)
     }
@@ -2283,7 +2510,8 @@ fn fetch_token(p: &[u8], mut idx: usize, len: usize) -> (usize, &[u8]) {
 }
 
 /// tcpdump's `print_txt_line`: prints one line with `prefix`; `Ok(Some(next))` after a line
-/// end, `Ok(None)` when the text stops being a line, `Err` when the capture ends first.
+/// end, `Ok(None)` when the text stops being a line, `Err` when the text ends before a line
+/// end (the line is printed; tcpdump then marks the truncation).
 fn print_txt_line(
     out: &mut Vec<u8>,
     prefix: &str,
@@ -2316,7 +2544,7 @@ fn print_txt_line(
     }
     out.s(prefix);
     out.extend_from_slice(&p[start..idx]);
-    Ok(None)
+    Err(())
 }
 
 /// The Internet checksum (ones' complement sum, complemented) of `data` added to `acc`.
