@@ -707,7 +707,9 @@ impl<'a> Walk<'_, 'a> {
                 } else {
                     self.out.s("0x");
                     for b in body {
-                        self.out.hex_width(u64::from(*b), 2);
+                        for nib in [b >> 4, b & 15] {
+                            self.out.push(b"0123456789ABCDEF"[usize::from(nib)]);
+                        }
                     }
                 }
             }
@@ -1151,6 +1153,9 @@ impl<'a> Walk<'_, 'a> {
                     };
                     self.out.s(name);
                     self.out.u(u64::from(v));
+                    if k == 1 && v == 0 {
+                        self.out.s(" [Deprecated]");
+                    }
                 }
                 let rtype = h[2];
                 if rtype == 4 {
@@ -1179,8 +1184,6 @@ impl<'a> Walk<'_, 'a> {
                         self.out.ip6(a);
                     }
                 } else if rtype == 0 || rtype == 2 {
-                    self.out.s(", rsv=0x");
-                    self.out.hex(u64::from(be32(h, 4).unwrap_or(0)));
                     let mut at = 8;
                     let mut k = 0;
                     while let Some(a) = h.get(at..at + 16) {
@@ -1408,7 +1411,12 @@ impl<'a> Walk<'_, 'a> {
             _ => &[][..],
         };
         let port = |p: u16| t.sport == p || t.dport == p;
-        if port(80) || port(8080) {
+        if port(22) {
+            if let Some(line) = ssh_banner(body, dlen as usize) {
+                self.out.s(": SSH: ");
+                self.out.extend_from_slice(line);
+            }
+        } else if port(80) || port(8080) {
             self.out.s(": ");
             self.http(body, dlen as usize, "HTTP");
         } else if port(554) || port(8554) {
@@ -2470,6 +2478,30 @@ impl<'a> Walk<'_, 'a> {
         }
         Some(end)
     }
+}
+
+/// An SSH version line (`SSH-…`) at the start of `p`, without its line end.
+fn ssh_banner(p: &[u8], len: usize) -> Option<&[u8]> {
+    let p = &p[..p.len().min(len)];
+    if !p.starts_with(b"SSH-") {
+        return None;
+    }
+    let mut idx = 4;
+    while idx < len {
+        let c = *p.get(idx)?;
+        if c == b'\n' {
+            break;
+        } else if c == b'\r' {
+            if p.get(idx + 1) == Some(&b'\n') {
+                break;
+            }
+            return None;
+        } else if !(0x20..0x7f).contains(&c) {
+            return None;
+        }
+        idx += 1;
+    }
+    Some(&p[..idx])
 }
 
 /// One token of a text protocol line, as tcpdump's `fetch_token`: returns the index after the
