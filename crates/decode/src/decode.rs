@@ -11,7 +11,7 @@
 use crate::out::{be16, be32, u8_at};
 
 /// At most this many layers are decoded (tunnels inside tunnels stop here).
-pub const MAX_LAYERS: usize = 40;
+pub const MAX_LAYERS: usize = 32;
 
 /// LINKTYPE_ numbers this decoder knows.
 pub mod linktype {
