@@ -98,6 +98,8 @@ struct Walk<'p, 'a> {
     p: &'p mut Printer,
     d: &'p Decoded<'a>,
     out: &'p mut Vec<u8>,
+    /// Whether a truncation mark was printed (tcpdump then dumps `-x` from byte 0).
+    truncated: bool,
 }
 
 impl Printer {
@@ -134,12 +136,22 @@ impl Printer {
             out.push(b' ');
         }
         self.prev = Some(ts);
-        let mut w = Walk { p: self, d, out };
+        if self.opts.link_header
+            && matches!(d.link_type, decode::linktype::RAW | decode::linktype::IPV4 | decode::linktype::IPV6)
+        {
+            out.extend_from_slice(b"ip: ");
+        }
+        let mut w = Walk { p: self, d, out, truncated: false };
         w.layer(0);
+        let truncated = w.truncated;
         let hex = self.opts.hex;
         if hex != HexDump::None {
+            // After a truncated packet tcpdump has lost the link-layer header length and dumps
+            // everything.
             let from = match hex {
-                HexDump::Hex | HexDump::HexAscii => d.link_header_len.min(d.data.len()),
+                HexDump::Hex | HexDump::HexAscii if !truncated => {
+                    d.link_header_len.min(d.data.len())
+                }
                 _ => 0,
             };
             let ascii = matches!(hex, HexDump::HexAscii | HexDump::HexAsciiLink);
@@ -240,7 +252,15 @@ impl<'a> Walk<'_, 'a> {
         None
     }
 
+    /// A truncation mark where tcpdump gives up through its longjmp (it then also forgets the
+    /// link-layer header length for `-x`).
     fn trunc(&mut self, proto: &str) {
+        self.truncated = true;
+        self.trunc_soft(proto);
+    }
+
+    /// A truncation mark where tcpdump's printer returns normally.
+    fn trunc_soft(&mut self, proto: &str) {
         self.out.s(" [|");
         self.out.s(proto);
         self.out.s("]");
@@ -253,11 +273,16 @@ impl<'a> Walk<'_, 'a> {
             Layer::Sll(s) => self.sll(i, s),
             Layer::Loopback(l) => {
                 if self.o().link_header {
-                    self.out.s("AF ");
-                    self.out.s(names::bsd_af(l.family).unwrap_or("Unknown"));
-                    self.out.s(" (");
-                    self.out.u(u64::from(l.family));
-                    self.out.s("), length ");
+                    if self.o().quiet {
+                        self.out.s(names::bsd_af(l.family).unwrap_or("Unknown"));
+                    } else {
+                        self.out.s("AF ");
+                        self.out.s(names::bsd_af(l.family).unwrap_or("Unknown"));
+                        self.out.s(" (");
+                        self.out.u(u64::from(l.family));
+                        self.out.s(")");
+                    }
+                    self.out.s(", length ");
                     self.out.u(u64::from(l.len));
                     self.out.s(": ");
                 }
@@ -286,7 +311,7 @@ impl<'a> Walk<'_, 'a> {
             Layer::Udp(u) => self.udp(i, u),
             Layer::Sctp(s) => self.sctp(i, s),
             Layer::Icmp(m) => self.icmp(m),
-            Layer::Icmpv6(m) => self.icmp6(m),
+            Layer::Icmpv6(m) => self.icmp6(i, m),
             Layer::Gre(g) => self.gre(i, g),
             Layer::Vxlan(v) => {
                 self.out.s("VXLAN, flags [");
@@ -354,15 +379,18 @@ impl<'a> Walk<'_, 'a> {
     fn truncated(&mut self, i: usize, proto: Proto, data: &'a [u8], len: u32) {
         let _ = len;
         match proto {
+            // With the version byte there, tcpdump's header check returns normally; without it
+            // the read of the version gives up.
+            Proto::Ipv4 if data.is_empty() => self.trunc("ip"),
             Proto::Ipv4 => {
-                if !self.o().link_header && !data.is_empty() {
+                if !self.o().link_header {
                     self.out.s("IP ");
                 }
-                self.trunc("ip");
+                self.trunc_soft("ip");
             }
-            Proto::Ipv6 => self.trunc("ip6"),
+            Proto::Ipv6 => self.trunc_soft("ip6"),
             // SCTP checks its common header before printing anything.
-            Proto::Sctp => self.trunc("sctp"),
+            Proto::Sctp => self.trunc_soft("sctp"),
             Proto::Tcp | Proto::Udp => {
                 if let Some((ip, direct)) = self.ip_before(i) {
                     match (be16(data, 0), be16(data, 2)) {
@@ -378,7 +406,7 @@ impl<'a> Walk<'_, 'a> {
                         }
                     }
                 }
-                self.trunc(proto.name());
+                self.trunc_soft(proto.name());
             }
             Proto::Icmp => self.trunc("icmp"),
             Proto::Icmpv6 => {
@@ -431,8 +459,14 @@ impl<'a> Walk<'_, 'a> {
                 self.trunc("rt6");
             }
             Proto::Arp => self.trunc("arp"),
-            Proto::Dns => self.trunc("domain"),
-            Proto::Ether => self.trunc("ether"),
+            Proto::Dns => self.trunc_soft("domain"),
+            // A link header shorter than its fixed size: tcpdump skips what there is, so `-x`
+            // has nothing left to dump.
+            // Options headers: reading the length byte gives up, the length check returns.
+            Proto::HopOpts | Proto::DstOpts if data.len() < 2 => self.trunc(proto.name()),
+            Proto::Ether | Proto::HopOpts | Proto::DstOpts => {
+                self.trunc_soft(proto.name())
+            }
             other => self.trunc(other.name()),
         }
     }
@@ -614,7 +648,7 @@ impl<'a> Walk<'_, 'a> {
         let mut j = i;
         self.out.s("MPLS");
         while let Some(Layer::Mpls(m)) = self.at(j) {
-            self.out.s(" (label ");
+            self.out.s(if j > i && self.o().verbose > 0 { "\n\t(label " } else { " (label " });
             self.out.u(u64::from(m.label));
             self.out.s(", tc ");
             self.out.u(u64::from(m.tc));
@@ -630,7 +664,7 @@ impl<'a> Walk<'_, 'a> {
             Some(Layer::Truncated { proto: Proto::Mpls, .. }) => self.trunc("mpls"),
             Some(Layer::Payload { .. }) | None => {}
             Some(_) => {
-                self.out.s(" ");
+                self.out.s(if self.o().verbose > 0 { "\n\t" } else { " " });
                 self.layer(j);
             }
         }
@@ -728,6 +762,10 @@ impl<'a> Walk<'_, 'a> {
         }
         if !self.o().link_header {
             self.out.s("ARP, ");
+        }
+        if self.o().verbose > 0 && a.ptype == 0x0800 && a.hlen == 6 && a.plen == 4 && (a.htype == 1 || a.htype == 6) {
+            self.out.s(if a.htype == 1 { "Ethernet" } else { "IEEE 802" });
+            self.out.s(" (len 6), IPv4 (len 4), ");
         }
         let ethernet_ipv4 = a.ptype == 0x0800 && a.hlen == 6 && a.plen == 4;
         if !ethernet_ipv4 || !(a.htype == 1 || a.htype == 6) {
@@ -898,9 +936,9 @@ impl<'a> Walk<'_, 'a> {
                 0 => "EOL",
                 1 => "NOP",
                 7 => "RR",
-                68 => "TS",
+                68 => "timestamp",
                 82 => "traceroute",
-                130 => "SECURITY",
+                130 => "security",
                 131 => "LSRR",
                 137 => "SSRR",
                 148 => "RA",
@@ -998,7 +1036,7 @@ impl<'a> Walk<'_, 'a> {
         }
         self.out.s(" TS{");
         let flag = o[3] & 15;
-        let hoplen = if flag != 1 { 8 } else { 4 };
+        let hoplen = if flag != 0 { 8 } else { 4 };
         if (length - 4) & (hoplen - 1) != 0 {
             self.out.s("[bad length ");
             self.out.u(length as u64);
@@ -1113,7 +1151,7 @@ impl<'a> Walk<'_, 'a> {
             }
         }
         match self.at(j) {
-            Some(Layer::Truncated { proto: Proto::Ipv6Ext, .. }) => self.trunc("ip6"),
+            Some(Layer::Truncated { proto: Proto::Ipv6Ext, .. }) => self.trunc_soft("ip6"),
             _ => self.layer(j),
         }
     }
@@ -1406,7 +1444,7 @@ impl<'a> Walk<'_, 'a> {
             }
             Some(Layer::Truncated { proto: Proto::Dns, .. }) => {
                 self.out.s(" ");
-                return self.trunc("domain");
+                return self.trunc_soft("domain");
             }
             _ => &[][..],
         };
@@ -1584,7 +1622,7 @@ impl<'a> Walk<'_, 'a> {
             match r {
                 Ok(()) => {}
                 Err(true) => {
-                    self.trunc("tcp");
+                    self.trunc_soft("tcp");
                     if ch {
                         self.out.s(">");
                     }
@@ -1707,7 +1745,7 @@ impl<'a> Walk<'_, 'a> {
                 Some(Layer::Dns(dns)) => return self.dns(dns),
                 Some(Layer::Truncated { proto: Proto::Dns, .. }) => {
                     // tcpdump's domain printer reads the id first.
-                    return self.trunc("domain");
+                    return self.trunc_soft("domain");
                 }
                 Some(Layer::Vxlan(_) | Layer::Geneve(_))
                 | Some(Layer::Truncated { proto: Proto::Vxlan | Proto::Geneve, .. }) => {
@@ -1862,16 +1900,16 @@ impl<'a> Walk<'_, 'a> {
         let mut n = 0;
         while remaining > 0 {
             let Some(ctype) = u8_at(chunks, off) else {
-                self.trunc("sctp");
+                self.trunc_soft("sctp");
                 return;
             };
             let (Some(flags), Some(clen)) = (u8_at(chunks, off + 1), be16(chunks, off + 2)) else {
-                self.trunc("sctp");
+                self.trunc_soft("sctp");
                 return;
             };
             let clen = usize::from(clen);
             if off + clen > chunks.len() {
-                self.trunc("sctp");
+                self.trunc_soft("sctp");
                 return;
             }
             n += 1;
@@ -1917,7 +1955,7 @@ impl<'a> Walk<'_, 'a> {
                         self.out.s(" ");
                     }
                     if !need(12) {
-                        self.trunc("sctp");
+                        self.trunc_soft("sctp");
                         return;
                     }
                     self.out.s("[TSN: ");
@@ -1932,7 +1970,7 @@ impl<'a> Walk<'_, 'a> {
                 }
                 1 | 2 => {
                     if !need(16) {
-                        self.trunc("sctp");
+                        self.trunc_soft("sctp");
                         return;
                     }
                     self.out.s("[init tag: ");
@@ -1949,7 +1987,7 @@ impl<'a> Walk<'_, 'a> {
                 }
                 3 => {
                     if !need(12) {
-                        self.trunc("sctp");
+                        self.trunc_soft("sctp");
                         return;
                     }
                     let gaps = be16(body, 8).unwrap_or(0);
@@ -1971,7 +2009,7 @@ impl<'a> Walk<'_, 'a> {
             }
             let step = clen + align;
             if align > 0 && off + step > chunks.len() && remaining > clen {
-                self.trunc("sctp");
+                self.trunc_soft("sctp");
                 return;
             }
             off += step;
@@ -2091,7 +2129,25 @@ impl<'a> Walk<'_, 'a> {
         self.out.u(u64::from(m.len));
     }
 
-    fn icmp6(&mut self, m: decode::Icmp<'a>) {
+    fn icmp6(&mut self, i: usize, m: decode::Icmp<'a>) {
+        let verbose = self.o().verbose > 0;
+        if verbose && !self.fragmented(i) {
+            if let (Some((ip, _)), Some(seg)) = (self.ip_before(i), self.icmp6_bytes(i, m)) {
+                let sum = pseudo_checksum(ip, 58, seg);
+                if sum == 0 {
+                    self.out.s("[icmp6 sum ok] ");
+                } else {
+                    self.out.s("[bad icmp6 cksum 0x");
+                    self.out.hex_width(u64::from(m.checksum), 4);
+                    self.out.s(" -> 0x");
+                    self.out.hex_width(u64::from(should_be(m.checksum, sum)), 4);
+                    self.out.s("!] ");
+                }
+            }
+        }
+        if verbose && matches!(m.icmp_type, 128 | 129 | 135 | 136) {
+            return self.icmp6_verbose(m);
+        }
         self.out.s("ICMP6, ");
         let rest = m.rest;
         match names::icmp6_type(m.icmp_type) {
@@ -2136,6 +2192,97 @@ impl<'a> Walk<'_, 'a> {
         self.out.u(u64::from(m.len));
     }
 
+    /// The whole ICMPv6 message when it was captured.
+    fn icmp6_bytes(&self, _i: usize, m: decode::Icmp<'a>) -> Option<&'a [u8]> {
+        let start = self.offset_of(m.rest).checked_sub(4)?;
+        self.d.data.get(start..start + m.len as usize)
+    }
+
+    fn icmp6_verbose(&mut self, m: decode::Icmp<'a>) {
+        let rest = m.rest;
+        self.out.s("ICMP6, ");
+        self.out.s(names::icmp6_type(m.icmp_type).unwrap_or(""));
+        match m.icmp_type {
+            128 | 129 => {
+                let (Some(id), Some(seq)) = (be16(rest, 0), be16(rest, 2)) else {
+                    return self.trunc("icmp6");
+                };
+                self.out.s(", id ");
+                self.out.u(u64::from(id));
+                self.out.s(", seq ");
+                self.out.u(u64::from(seq));
+            }
+            _ => {
+                self.out.s(", length ");
+                self.out.u(u64::from(m.len));
+                let Some(target) = rest.get(4..20) else { return self.trunc("icmp6") };
+                if m.icmp_type == 135 {
+                    self.out.s(", who has ");
+                    self.out.ip6(target);
+                } else {
+                    self.out.s(", tgt is ");
+                    self.out.ip6(target);
+                    let f = rest[0];
+                    self.out.s(", Flags [");
+                    let start = self.out.len();
+                    for (bit, name) in [(0x80u8, "router"), (0x40, "solicited"), (0x20, "override")] {
+                        if f & bit != 0 {
+                            if self.out.len() > start {
+                                self.out.s(", ");
+                            }
+                            self.out.s(name);
+                        }
+                    }
+                    if self.out.len() == start {
+                        self.out.s("none");
+                    }
+                    self.out.s("]");
+                }
+                let want = (m.len as usize).saturating_sub(4);
+                let end = want.min(rest.len());
+                let mut opts = &rest[20.min(end)..end];
+                let mut missing = want > rest.len();
+                while !opts.is_empty() {
+                    if opts.len() < 2 {
+                        missing = true;
+                        break;
+                    }
+                    let (t, l) = (opts[0], usize::from(opts[1]));
+                    if l == 0 {
+                        break;
+                    }
+                    if opts.len() < l * 8 {
+                        missing = true;
+                        break;
+                    }
+                    let body = &opts[2..l * 8];
+                    self.out.s("\n\t  ");
+                    self.out.s(match t {
+                        1 => "source link-address",
+                        2 => "destination link-address",
+                        3 => "prefix info",
+                        5 => "mtu",
+                        _ => "unknown",
+                    });
+                    self.out.s(" option (");
+                    self.out.u(u64::from(t));
+                    self.out.s("), length ");
+                    self.out.u((l * 8) as u64);
+                    self.out.s(" (");
+                    self.out.u(l as u64);
+                    self.out.s("): ");
+                    if t == 1 || t == 2 {
+                        self.out.mac(&body[..6.min(body.len())]);
+                    }
+                    opts = &opts[l * 8..];
+                }
+                if missing {
+                    self.trunc("icmp6");
+                }
+            }
+        }
+    }
+
     fn gre(&mut self, i: usize, g: decode::Gre) {
         let version = g.flags & 7;
         self.out.s("GREv");
@@ -2151,6 +2298,22 @@ impl<'a> Walk<'_, 'a> {
             self.out.hex_width(u64::from(g.protocol), 4);
             self.out.s(")");
         }
+        if self.o().verbose > 0 {
+            self.out.s(", Flags [");
+            let start = self.out.len();
+            for (bit, name) in [(0x8000u16, "checksum present"), (0x2000, "key present"), (0x1000, "sequence# present")] {
+                if g.flags & bit != 0 {
+                    if self.out.len() > start {
+                        self.out.s(", ");
+                    }
+                    self.out.s(name);
+                }
+            }
+            if self.out.len() == start {
+                self.out.s("none");
+            }
+            self.out.s("]");
+        }
         if let Some(k) = g.key {
             self.out.s(", key=0x");
             self.out.hex(u64::from(k));
@@ -2161,7 +2324,7 @@ impl<'a> Walk<'_, 'a> {
         }
         self.out.s(", length ");
         self.out.u(u64::from(g.len));
-        self.out.s(": ");
+        self.out.s(if self.o().verbose > 0 { "\n\t" } else { ": " });
         match g.protocol {
             0x0800 | 0x86dd | 0x6558 | 0x8847 => self.layer(i + 1),
             p => {
@@ -2196,10 +2359,35 @@ impl<'a> Walk<'_, 'a> {
         }
         if g.opt_len > 0 {
             self.out.s(", options [");
-            self.out.u(u64::from(g.opt_len));
-            self.out.s(" bytes]");
+            if self.o().verbose > 0 {
+                let mut opts = g.options;
+                let mut first = true;
+                while let (Some(class), Some(t), Some(l)) = (be16(opts, 0), u8_at(opts, 2), u8_at(opts, 3)) {
+                    if !first {
+                        self.out.s(", ");
+                    }
+                    first = false;
+                    let len = 4 + usize::from(l & 0x1f) * 4;
+                    self.out.s("class ");
+                    self.out.s(if class == 0 { "Standard" } else { "Unknown" });
+                    self.out.s(" (0x");
+                    self.out.hex(u64::from(class));
+                    self.out.s(") type 0x");
+                    self.out.hex(u64::from(t));
+                    if t & 0x80 != 0 {
+                        self.out.s("(C)");
+                    }
+                    self.out.s(" len ");
+                    self.out.u(len as u64);
+                    opts = opts.get(len..).unwrap_or(&[]);
+                }
+            } else {
+                self.out.u(u64::from(g.opt_len));
+                self.out.s(" bytes");
+            }
+            self.out.s("]");
         }
-        self.out.s(": ");
+        self.out.s(if self.o().verbose > 0 { "\n\t" } else { ": " });
         match self.at(i + 1) {
             Some(Layer::Truncated { proto: Proto::Geneve, .. }) => self.trunc("geneve"),
             _ => self.layer(i + 1),
@@ -2263,12 +2451,12 @@ impl<'a> Walk<'_, 'a> {
                     self.out.s(" q:");
                     match self.dns_question(msg, cp) {
                         Some(n) => cp = n,
-                        None => return self.trunc("domain"),
+                        None => return self.trunc_soft("domain"),
                     }
                 } else {
                     match decode::dns_name(msg, cp, |_| {}) {
                         Some(n) => cp = n + 4,
-                        None => return self.trunc("domain"),
+                        None => return self.trunc_soft("domain"),
                     }
                 }
             }
@@ -2282,20 +2470,20 @@ impl<'a> Walk<'_, 'a> {
             if left > 0 {
                 match self.dns_record(msg, cp) {
                     Some(n) => cp = n,
-                    None => return self.trunc("domain"),
+                    None => return self.trunc_soft("domain"),
                 }
                 left -= 1;
                 while cp < msg.len() && left > 0 {
                     self.out.s(",");
                     match self.dns_record(msg, cp) {
                         Some(n) => cp = n,
-                        None => return self.trunc("domain"),
+                        None => return self.trunc_soft("domain"),
                     }
                     left -= 1;
                 }
             }
             if left > 0 {
-                return self.trunc("domain");
+                return self.trunc_soft("domain");
             }
         } else {
             if f & 0x0100 != 0 {
@@ -2346,19 +2534,19 @@ impl<'a> Walk<'_, 'a> {
             if left > 0 {
                 match self.dns_question(msg, cp) {
                     Some(n) => cp = n,
-                    None => return self.trunc("domain"),
+                    None => return self.trunc_soft("domain"),
                 }
                 left -= 1;
                 while cp < msg.len() && left > 0 {
                     match self.dns_question(msg, cp) {
                         Some(n) => cp = n,
-                        None => return self.trunc("domain"),
+                        None => return self.trunc_soft("domain"),
                     }
                     left -= 1;
                 }
             }
             if left > 0 {
-                return self.trunc("domain");
+                return self.trunc_soft("domain");
             }
         }
         self.out.s(" (");

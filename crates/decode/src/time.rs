@@ -90,6 +90,12 @@ pub(crate) fn write(
         TimeFormat::DeltaPrevious | TimeFormat::DeltaFirst => {
             let base = if format == TimeFormat::DeltaPrevious { prev } else { first };
             let base = base.unwrap_or(ts);
+            // Without nanosecond output, libpcap hands tcpdump microsecond timestamps: the
+            // delta is taken between the truncated values.
+            let micro = |t: Timestamp| {
+                if nano { t } else { Timestamp::new(t.secs, t.nanos / 1000 * 1000) }
+            };
+            let (ts, base) = (micro(ts), micro(base));
             // tcpdump prints a negative delta with a leading '-'.
             let (neg, a, b) = if ts >= base { (false, ts, base) } else { (true, base, ts) };
             let mut secs = a.secs - b.secs;
