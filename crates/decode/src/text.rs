@@ -427,13 +427,14 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s("MPLS");
                 self.trunc("mpls");
             }
-            Proto::Gre => {
-                if let Some(f) = be16(data, 0) {
+            Proto::Gre => match be16(data, 0) {
+                Some(f) => {
                     self.out.s("GREv");
                     self.out.u(u64::from(f & 7));
+                    self.trunc("gre");
                 }
-                self.trunc("gre");
-            }
+                None => self.trunc_soft("gre"),
+            },
             Proto::Geneve => {
                 self.out.s("Geneve");
                 self.trunc("geneve");
