@@ -517,6 +517,8 @@ pub struct Decoded<'a> {
     pub link_type: u16,
     /// Offset in `data` where the link-layer header ends.
     pub link_header_len: usize,
+    /// The length on the wire, as given.
+    pub wire_len: u32,
 }
 
 impl<'a> Decoded<'a> {
@@ -545,7 +547,14 @@ const GENEVE_PORT: u16 = 6081;
 /// exceed `data.len()`).
 pub fn decode(link_type: u16, data: &[u8], wire_len: u32) -> Decoded<'_> {
     let empty = Layer::Payload { data: &[], len: 0 };
-    let mut d = Decoded { layers: [empty; MAX_LAYERS], count: 0, data, link_type, link_header_len: 0 };
+    let mut d = Decoded {
+        layers: [empty; MAX_LAYERS],
+        count: 0,
+        data,
+        link_type,
+        link_header_len: 0,
+        wire_len,
+    };
     let wire = wire_len.max(data.len() as u32);
     let mut cx = Cx { d: &mut d };
     let link_len = match link_type {
@@ -949,8 +958,9 @@ impl<'a> Cx<'_, 'a> {
             return;
         }
         // A payload length beyond the wire is reported (`missing`) but still used, as tcpdump
-        // does. A zero payload length (jumbogram or not) means "the rest of the packet".
-        let total = if payload_len == 0 { len } else { 40 + u32::from(payload_len) };
+        // does. A zero payload length (without a jumbo option, which is not decoded) leaves
+        // the header alone, as in tcpdump.
+        let total = 40 + u32::from(payload_len);
         let end = (total as usize).min(data.len());
         let mut off = 40;
         let mut next = ip.next;

@@ -136,6 +136,23 @@ impl Printer {
             out.push(b' ');
         }
         self.prev = Some(ts);
+        if d.data.is_empty() || (d.wire_len as usize) < d.data.len() {
+            out.extend_from_slice(b"[Invalid header: ");
+            if d.data.is_empty() {
+                out.extend_from_slice(b"caplen==0");
+                if d.wire_len == 0 {
+                    out.extend_from_slice(b", len==0");
+                }
+            } else {
+                out.s("len(");
+                out.u(u64::from(d.wire_len));
+                out.s(") < caplen(");
+                out.u(d.data.len() as u64);
+                out.s(")");
+            }
+            out.extend_from_slice(b"]\n");
+            return;
+        }
         if self.opts.link_header
             && matches!(d.link_type, decode::linktype::RAW | decode::linktype::IPV4 | decode::linktype::IPV6)
         {
@@ -328,28 +345,34 @@ impl<'a> Walk<'_, 'a> {
             Layer::Payload { .. } => {}
             Layer::Truncated { proto, data, len } => self.truncated(i, proto, data, len),
             Layer::Malformed { proto, why, data, len } => self.malformed(proto, why, data, len),
-            Layer::Unknown { what, data: _, len } => self.unknown(i, what, len),
+            Layer::Unknown { what, data, len } => self.unknown(i, what, data, len),
         }
     }
 
-    fn unknown(&mut self, i: usize, what: Unknown, len: u32) {
+    fn unknown(&mut self, i: usize, what: Unknown, data: &'a [u8], len: u32) {
         match what {
             Unknown::EtherType(t) => {
-                // After a link header printed without -e, tcpdump names the type.
-                if !self.o().link_header {
-                    if let Some(Layer::Ether(e)) = i.checked_sub(1).and_then(|j| self.at(j)) {
-                        self.out.mac(e.src);
-                        self.out.s(" > ");
-                        self.out.mac(e.dst);
-                        self.out.s(", ");
-                        ethertype_text(self.out, t);
-                        self.out.s(", length ");
-                        self.out.u(u64::from(e.len));
-                        self.out.s(": ");
-                        return;
+                let prev = i.checked_sub(1).and_then(|j| self.at(j));
+                match prev {
+                    // After a link header printed without -e, tcpdump names the type; after
+                    // one printed with -e it has said everything already. Then it dumps the
+                    // payload (unless -x does).
+                    Some(Layer::Ether(e)) => {
+                        if !self.o().link_header {
+                            self.out.mac(e.src);
+                            self.out.s(" > ");
+                            self.out.mac(e.dst);
+                            self.out.s(", ");
+                            ethertype_text(self.out, t);
+                            self.out.s(", length ");
+                            self.out.u(u64::from(e.len));
+                            self.out.s(": ");
+                        }
+                        self.default_print(data);
                     }
+                    Some(Layer::Sll(_)) => self.default_print(data),
+                    _ => ethertype_text(self.out, t),
                 }
-                ethertype_text(self.out, t);
             }
             Unknown::IpProto(p) => {
                 self.out.s(" ip-proto-");
@@ -373,6 +396,14 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s(", length ");
                 self.out.u(u64::from(len));
             }
+        }
+    }
+
+    /// tcpdump's default printer for undecoded payloads: a hex and ASCII dump, unless `-x`
+    /// and friends dump the packet anyway.
+    fn default_print(&mut self, data: &[u8]) {
+        if self.o().hex == HexDump::None {
+            hex_dump(self.out, data, true);
         }
     }
 
@@ -568,7 +599,9 @@ impl<'a> Walk<'_, 'a> {
     }
 
     fn sll(&mut self, i: usize, s: decode::Sll<'a>) {
-        let eflag = self.o().link_header;
+        // An unknown protocol makes tcpdump print the header as -e would.
+        let unknown = matches!(self.at(i + 1), Some(Layer::Unknown { .. }));
+        let eflag = self.o().link_header || unknown;
         if s.version == 2 {
             match self.p.ifname(s.ifindex).map(str::to_owned) {
                 Some(name) => {
@@ -1331,6 +1364,7 @@ impl<'a> Walk<'_, 'a> {
         self.out.s("Flags [");
         let flags = t.flags;
         let start = self.out.len();
+        // tcpdump 4.99 prints the eight classic flags only (not AE).
         for (bit, c) in [
             (0x01u16, b'F'),
             (0x02, b'S'),
@@ -1340,7 +1374,6 @@ impl<'a> Walk<'_, 'a> {
             (0x20, b'U'),
             (0x40, b'E'),
             (0x80, b'W'),
-            (0x100, b'e'),
         ] {
             if flags & bit != 0 {
                 self.out.push(c);
