@@ -480,13 +480,29 @@ pub enum Layer<'a> {
     Geneve(Geneve<'a>),
     Dns(Dns<'a>),
     /// Bytes no decoder claimed: `data` is what was captured, `len` the wire length.
-    Payload { data: &'a [u8], len: u32 },
+    Payload {
+        data: &'a [u8],
+        len: u32,
+    },
     /// The capture ended inside `proto`'s header: `data` holds what was there.
-    Truncated { proto: Proto, data: &'a [u8], len: u32 },
+    Truncated {
+        proto: Proto,
+        data: &'a [u8],
+        len: u32,
+    },
     /// `proto`'s header is inconsistent; `why` says how.
-    Malformed { proto: Proto, why: &'static str, data: &'a [u8], len: u32 },
+    Malformed {
+        proto: Proto,
+        why: &'static str,
+        data: &'a [u8],
+        len: u32,
+    },
     /// An upper-layer protocol this decoder does not know.
-    Unknown { what: Unknown, data: &'a [u8], len: u32 },
+    Unknown {
+        what: Unknown,
+        data: &'a [u8],
+        len: u32,
+    },
 }
 
 /// What an [`Layer::Unknown`] was announced as.
@@ -926,7 +942,11 @@ impl<'a> Cx<'_, 'a> {
         let body = &data[hlen..end.max(hlen)];
         let plen = eff - hlen as u32;
         if ip.frag & 0x1fff != 0 {
-            self.push(Layer::Unknown { what: Unknown::Fragment(ip.protocol), data: body, len: plen });
+            self.push(Layer::Unknown {
+                what: Unknown::Fragment(ip.protocol),
+                data: body,
+                len: plen,
+            });
             return;
         }
         self.ip_proto(ip.protocol, body, plen, true);
@@ -1165,20 +1185,15 @@ impl<'a> Cx<'_, 'a> {
             off += 4;
             Ok(Some(v))
         };
-        let (Ok(ck), Ok(key), Ok(seq)) =
-            (field(flags & 0x8000 != 0 || flags & 0x4000 != 0), field(flags & 0x2000 != 0), field(flags & 0x1000 != 0))
-        else {
+        let (Ok(ck), Ok(key), Ok(seq)) = (
+            field(flags & 0x8000 != 0 || flags & 0x4000 != 0),
+            field(flags & 0x2000 != 0),
+            field(flags & 0x1000 != 0),
+        ) else {
             self.trunc(Proto::Gre, data, len);
             return;
         };
-        let gre = Gre {
-            flags,
-            protocol,
-            checksum: ck.map(|v| (v >> 16) as u16),
-            key,
-            seq,
-            len,
-        };
+        let gre = Gre { flags, protocol, checksum: ck.map(|v| (v >> 16) as u16), key, seq, len };
         if !self.push(Layer::Gre(gre)) || flags & 7 != 0 {
             return;
         }

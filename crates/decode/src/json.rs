@@ -173,7 +173,8 @@ impl JsonWriter {
         o.str("link_type_name", link_name(d.link_type));
         let layers = d.layers();
         // Summary of the outermost IP packet and its transport.
-        if let Some(pos) = layers.iter().position(|l| matches!(l, Layer::Ipv4(_) | Layer::Ipv6(_))) {
+        if let Some(pos) = layers.iter().position(|l| matches!(l, Layer::Ipv4(_) | Layer::Ipv6(_)))
+        {
             match layers[pos] {
                 Layer::Ipv4(ip) => {
                     o.ip4("src", ip.src);
@@ -211,10 +212,7 @@ impl JsonWriter {
         let truncated = layers.iter().any(|l| matches!(l, Layer::Truncated { .. }))
             || (d.data.len() as u64) < u64::from(wire_len);
         o.bool("truncated", truncated);
-        o.bool(
-            "malformed",
-            layers.iter().any(|l| matches!(l, Layer::Malformed { .. })),
-        );
+        o.bool("malformed", layers.iter().any(|l| matches!(l, Layer::Malformed { .. })));
         let out = o.key("layers");
         out.push(b'[');
         for (i, l) in layers.iter().enumerate() {
@@ -428,17 +426,14 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
             o.num("type", u64::from(m.icmp_type));
             o.num("code", u64::from(m.code));
             o.num("checksum", u64::from(m.checksum));
-            let echo = if v6 { matches!(m.icmp_type, 128 | 129) } else { matches!(m.icmp_type, 0 | 8) };
-            if echo {
-                if let (Some(id), Some(seq)) = (be16(m.rest, 0), be16(m.rest, 2)) {
-                    o.num("id", u64::from(id));
-                    o.num("seq", u64::from(seq));
-                }
+            let echo =
+                if v6 { matches!(m.icmp_type, 128 | 129) } else { matches!(m.icmp_type, 0 | 8) };
+            if let (true, Some(id), Some(seq)) = (echo, be16(m.rest, 0), be16(m.rest, 2)) {
+                o.num("id", u64::from(id));
+                o.num("seq", u64::from(seq));
             }
-            if v6 && matches!(m.icmp_type, 135 | 136) {
-                if let Some(t) = m.rest.get(4..20) {
-                    o.ip6("target", t);
-                }
+            if let (true, Some(t)) = (v6 && matches!(m.icmp_type, 135 | 136), m.rest.get(4..20)) {
+                o.ip6("target", t);
             }
         }
         Layer::Gre(g) => {

@@ -179,9 +179,9 @@ pub(crate) fn sctp_chunk(t: u8) -> Option<&'static str> {
 
 /// Syslog facilities.
 pub(crate) const SYSLOG_FACILITY: [&str; 24] = [
-    "kernel", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv",
-    "ftp", "ntp", "security", "console", "cron", "local0", "local1", "local2", "local3", "local4",
-    "local5", "local6", "local7",
+    "kernel", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
+    "authpriv", "ftp", "ntp", "security", "console", "cron", "local0", "local1", "local2",
+    "local3", "local4", "local5", "local6", "local7",
 ];
 
 /// Syslog severities.

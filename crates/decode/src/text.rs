@@ -154,7 +154,10 @@ impl Printer {
             return;
         }
         if self.opts.link_header
-            && matches!(d.link_type, decode::linktype::RAW | decode::linktype::IPV4 | decode::linktype::IPV6)
+            && matches!(
+                d.link_type,
+                decode::linktype::RAW | decode::linktype::IPV4 | decode::linktype::IPV6
+            )
         {
             out.extend_from_slice(b"ip: ");
         }
@@ -496,9 +499,7 @@ impl<'a> Walk<'_, 'a> {
             // has nothing left to dump.
             // Options headers: reading the length byte gives up, the length check returns.
             Proto::HopOpts | Proto::DstOpts if data.len() < 2 => self.trunc(proto.name()),
-            Proto::Ether | Proto::HopOpts | Proto::DstOpts => {
-                self.trunc_soft(proto.name())
-            }
+            Proto::Ether | Proto::HopOpts | Proto::DstOpts => self.trunc_soft(proto.name()),
             other => self.trunc(other.name()),
         }
     }
@@ -603,14 +604,10 @@ impl<'a> Walk<'_, 'a> {
         let unknown = matches!(self.at(i + 1), Some(Layer::Unknown { .. }));
         let eflag = self.o().link_header || unknown;
         if s.version == 2 {
-            match self.p.ifname(s.ifindex).map(str::to_owned) {
-                Some(name) => {
-                    self.out.s(&name);
-                    for _ in name.len()..5 {
-                        self.out.push(b' ');
-                    }
-                }
-                None => self.out.s("?    "),
+            let name = self.p.ifname(s.ifindex).unwrap_or("?");
+            self.out.extend_from_slice(name.as_bytes());
+            for _ in name.len()..5 {
+                self.out.push(b' ');
             }
             self.out.push(b' ');
             let t = pkttype_name(s.pkttype);
@@ -797,7 +794,12 @@ impl<'a> Walk<'_, 'a> {
         if !self.o().link_header {
             self.out.s("ARP, ");
         }
-        if self.o().verbose > 0 && a.ptype == 0x0800 && a.hlen == 6 && a.plen == 4 && (a.htype == 1 || a.htype == 6) {
+        if self.o().verbose > 0
+            && a.ptype == 0x0800
+            && a.hlen == 6
+            && a.plen == 4
+            && (a.htype == 1 || a.htype == 6)
+        {
             self.out.s(if a.htype == 1 { "Ethernet" } else { "IEEE 802" });
             self.out.s(" (len 6), IPv4 (len 4), ");
         }
@@ -1391,8 +1393,7 @@ impl<'a> Walk<'_, 'a> {
                 IpRef::V6(h) => (h.src, h.dst, true),
             };
             rev = t.sport > t.dport || (t.sport == t.dport && src > dst);
-            let mut key =
-                ConvKey { src: [0; 16], dst: [0; 16], ports: 0, v6 };
+            let mut key = ConvKey { src: [0; 16], dst: [0; 16], ports: 0, v6 };
             let (a, b) = if rev { (dst, src) } else { (src, dst) };
             key.src[..a.len()].copy_from_slice(a);
             key.dst[..b.len()].copy_from_slice(b);
@@ -1593,7 +1594,7 @@ impl<'a> Walk<'_, 'a> {
                     }
                     5 => {
                         datalen = len - 2;
-                        if datalen % 8 != 0 {
+                        if !datalen.is_multiple_of(8) {
                             self.out.s(" invalid sack");
                         } else {
                             self.out.s(" ");
@@ -1635,7 +1636,8 @@ impl<'a> Walk<'_, 'a> {
                         let v = be16(cp, at).unwrap_or(0);
                         self.out.s(" 0x");
                         self.out.hex(u64::from(v));
-                        let secs = if v & 1 != 0 { u32::from(v >> 1) * 60 } else { u32::from(v >> 1) };
+                        let secs =
+                            if v & 1 != 0 { u32::from(v >> 1) * 60 } else { u32::from(v >> 1) };
                         self.out.s(" ");
                         self.out.u(u64::from(secs));
                     }
@@ -1785,9 +1787,7 @@ impl<'a> Walk<'_, 'a> {
                 | Some(Layer::Truncated { proto: Proto::Vxlan | Proto::Geneve, .. }) => {
                     return self.layer(i + 1);
                 }
-                Some(Layer::Payload { data, .. })
-                    if (u.sport == 514 || u.dport == 514) =>
-                {
+                Some(Layer::Payload { data, .. }) if (u.sport == 514 || u.dport == 514) => {
                     return self.syslog(data, length);
                 }
                 _ => {}
@@ -1826,17 +1826,27 @@ impl<'a> Walk<'_, 'a> {
             return invalid(self);
         }
         let fac = (pri >> 3) as usize;
-        let mut fac_buf = [0u8; 16];
+        // tcpdump's "unknown (N)" for facilities past the table; N is at most 124.
+        let mut fac_buf = *b"unknown (   )";
         let fac_name: &str = match names::SYSLOG_FACILITY.get(fac) {
             Some(n) => n,
             None => {
-                let mut v = Vec::new();
-                v.s("unknown (");
-                v.u(fac as u64);
-                v.s(")");
-                let n = v.len().min(16);
-                fac_buf[..n].copy_from_slice(&v[..n]);
-                std::str::from_utf8(&fac_buf[..n]).unwrap_or("unknown")
+                let digits = [
+                    b'0' + (fac / 100) as u8,
+                    b'0' + (fac / 10 % 10) as u8,
+                    b'0' + (fac % 10) as u8,
+                ];
+                let skip = if fac >= 100 {
+                    0
+                } else if fac >= 10 {
+                    1
+                } else {
+                    2
+                };
+                let n = 3 - skip;
+                fac_buf[9..9 + n].copy_from_slice(&digits[skip..]);
+                fac_buf[9 + n] = b')';
+                std::str::from_utf8(&fac_buf[..10 + n]).unwrap_or("unknown")
             }
         };
         self.out.s("SYSLOG");
@@ -1879,14 +1889,61 @@ impl<'a> Walk<'_, 'a> {
 
     fn http(&mut self, body: &[u8], len: usize, name: &str) {
         const CMDS: &[&str] = &[
-            "OPTIONS", "GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "CONNECT", "PROPFIND",
-            "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "POLL", "BCOPY", "BMOVE",
-            "SEARCH", "BDELETE", "BPROPFIND", "BPROPPATCH", "SUBSCRIBE", "UNSUBSCRIBE", "NOTIFY",
-            "ACL", "BIND", "CHECKIN", "CHECKOUT", "LABEL", "LINK", "MERGE", "MKACTIVITY",
-            "MKWORKSPACE", "REBIND", "REPORT", "UNBIND", "UNCHECKOUT", "UNLINK", "UPDATE",
-            "VERSION-CONTROL", "BASELINE-CONTROL", "MKREDIRECTREF", "UPDATEREDIRECTREF",
-            "ORDERPATCH", "DESCRIBE", "ANNOUNCE", "GET_PARAMETER", "PAUSE", "PLAY", "RECORD",
-            "REDIRECT", "SETUP", "SET_PARAMETER", "TEARDOWN",
+            "OPTIONS",
+            "GET",
+            "HEAD",
+            "POST",
+            "PUT",
+            "DELETE",
+            "TRACE",
+            "CONNECT",
+            "PROPFIND",
+            "PROPPATCH",
+            "MKCOL",
+            "COPY",
+            "MOVE",
+            "LOCK",
+            "UNLOCK",
+            "POLL",
+            "BCOPY",
+            "BMOVE",
+            "SEARCH",
+            "BDELETE",
+            "BPROPFIND",
+            "BPROPPATCH",
+            "SUBSCRIBE",
+            "UNSUBSCRIBE",
+            "NOTIFY",
+            "ACL",
+            "BIND",
+            "CHECKIN",
+            "CHECKOUT",
+            "LABEL",
+            "LINK",
+            "MERGE",
+            "MKACTIVITY",
+            "MKWORKSPACE",
+            "REBIND",
+            "REPORT",
+            "UNBIND",
+            "UNCHECKOUT",
+            "UNLINK",
+            "UPDATE",
+            "VERSION-CONTROL",
+            "BASELINE-CONTROL",
+            "MKREDIRECTREF",
+            "UPDATEREDIRECTREF",
+            "ORDERPATCH",
+            "DESCRIBE",
+            "ANNOUNCE",
+            "GET_PARAMETER",
+            "PAUSE",
+            "PLAY",
+            "RECORD",
+            "REDIRECT",
+            "SETUP",
+            "SET_PARAMETER",
+            "TEARDOWN",
         ];
         let body = &body[..body.len().min(len)];
         let mut print = false;
@@ -2165,18 +2222,18 @@ impl<'a> Walk<'_, 'a> {
 
     fn icmp6(&mut self, i: usize, m: decode::Icmp<'a>) {
         let verbose = self.o().verbose > 0;
-        if verbose && !self.fragmented(i) {
-            if let (Some((ip, _)), Some(seg)) = (self.ip_before(i), self.icmp6_bytes(i, m)) {
-                let sum = pseudo_checksum(ip, 58, seg);
-                if sum == 0 {
-                    self.out.s("[icmp6 sum ok] ");
-                } else {
-                    self.out.s("[bad icmp6 cksum 0x");
-                    self.out.hex_width(u64::from(m.checksum), 4);
-                    self.out.s(" -> 0x");
-                    self.out.hex_width(u64::from(should_be(m.checksum, sum)), 4);
-                    self.out.s("!] ");
-                }
+        if let (true, Some((ip, _)), Some(seg)) =
+            (verbose && !self.fragmented(i), self.ip_before(i), self.icmp6_bytes(i, m))
+        {
+            let sum = pseudo_checksum(ip, 58, seg);
+            if sum == 0 {
+                self.out.s("[icmp6 sum ok] ");
+            } else {
+                self.out.s("[bad icmp6 cksum 0x");
+                self.out.hex_width(u64::from(m.checksum), 4);
+                self.out.s(" -> 0x");
+                self.out.hex_width(u64::from(should_be(m.checksum, sum)), 4);
+                self.out.s("!] ");
             }
         }
         if verbose && matches!(m.icmp_type, 128 | 129 | 135 | 136) {
@@ -2259,7 +2316,8 @@ impl<'a> Walk<'_, 'a> {
                     let f = rest[0];
                     self.out.s(", Flags [");
                     let start = self.out.len();
-                    for (bit, name) in [(0x80u8, "router"), (0x40, "solicited"), (0x20, "override")] {
+                    for (bit, name) in [(0x80u8, "router"), (0x40, "solicited"), (0x20, "override")]
+                    {
                         if f & bit != 0 {
                             if self.out.len() > start {
                                 self.out.s(", ");
@@ -2335,7 +2393,11 @@ impl<'a> Walk<'_, 'a> {
         if self.o().verbose > 0 {
             self.out.s(", Flags [");
             let start = self.out.len();
-            for (bit, name) in [(0x8000u16, "checksum present"), (0x2000, "key present"), (0x1000, "sequence# present")] {
+            for (bit, name) in [
+                (0x8000u16, "checksum present"),
+                (0x2000, "key present"),
+                (0x1000, "sequence# present"),
+            ] {
                 if g.flags & bit != 0 {
                     if self.out.len() > start {
                         self.out.s(", ");
@@ -2396,7 +2458,9 @@ impl<'a> Walk<'_, 'a> {
             if self.o().verbose > 0 {
                 let mut opts = g.options;
                 let mut first = true;
-                while let (Some(class), Some(t), Some(l)) = (be16(opts, 0), u8_at(opts, 2), u8_at(opts, 3)) {
+                while let (Some(class), Some(t), Some(l)) =
+                    (be16(opts, 0), u8_at(opts, 2), u8_at(opts, 3))
+                {
                     if !first {
                         self.out.s(", ");
                     }
@@ -2433,8 +2497,21 @@ impl<'a> Walk<'_, 'a> {
         let f = dns.flags;
         let opcode = (f >> 11) & 15;
         let ops = [
-            "", " inv_q", " stat", " op3", " notify", " update", " op6", " op7", " op8",
-            " updateA", " updateD", " updateDA", " updateM", " updateMA", " zoneInit",
+            "",
+            " inv_q",
+            " stat",
+            " op3",
+            " notify",
+            " update",
+            " op6",
+            " op7",
+            " op8",
+            " updateA",
+            " updateD",
+            " updateDA",
+            " updateM",
+            " updateMA",
+            " zoneInit",
             " zoneRef",
         ];
         self.out.u(u64::from(dns.id));

@@ -67,7 +67,10 @@ fn fields_carry_the_decoded_values() {
             let at = 14 + usize::from(f.data[14] & 15) * 4;
             let sport = u16::from_be_bytes([f.data[at], f.data[at + 1]]);
             assert_eq!(tcp["sport"], u64::from(sport));
-            assert_eq!(v["src"], format!("{}.{}.{}.{}", f.data[26], f.data[27], f.data[28], f.data[29]));
+            assert_eq!(
+                v["src"],
+                format!("{}.{}.{}.{}", f.data[26], f.data[27], f.data[28], f.data[29])
+            );
             assert_eq!(v["sport"], tcp["sport"]);
             seen_tcp = true;
         }

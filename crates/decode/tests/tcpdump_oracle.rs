@@ -48,9 +48,30 @@ fn flag_sets() -> Vec<Flags> {
 /// Protocol classes whose packets must match tcpdump exactly (100%) in every flag set but
 /// `-v`, and under `-v` those in `VERBOSE_EXACT`.
 const EXACT: &[&str] = &[
-    "ether", "sll", "sll2", "loopback", "raw", "arp", "ipv4", "ipv6", "tcp", "udp", "icmp",
-    "icmp6", "dns", "sctp", "vlan", "mpls", "pppoe", "gre", "vxlan", "geneve", "ipv6-ext",
-    "truncated", "malformed", "fragment",
+    "ether",
+    "sll",
+    "sll2",
+    "loopback",
+    "raw",
+    "arp",
+    "ipv4",
+    "ipv6",
+    "tcp",
+    "udp",
+    "icmp",
+    "icmp6",
+    "dns",
+    "sctp",
+    "vlan",
+    "mpls",
+    "pppoe",
+    "gre",
+    "vxlan",
+    "geneve",
+    "ipv6-ext",
+    "truncated",
+    "malformed",
+    "fragment",
 ];
 const VERBOSE_EXACT: &[&str] = &["tcp", "udp", "dns", "sctp", "gre", "vxlan", "geneve"];
 
@@ -160,7 +181,10 @@ fn compare_file(tcpdump: &Path, file: &Path, flags: &Flags, report: &mut Report)
     while let Ok(Some(p)) = reader.next_packet() {
         buf.clear();
         printer.print(&mut buf, p.link_type, p.timestamp, p.wire_len, p.data);
-        ours.push((String::from_utf8_lossy(&buf).into_owned(), class(p.link_type, p.data, p.wire_len)));
+        ours.push((
+            String::from_utf8_lossy(&buf).into_owned(),
+            class(p.link_type, p.data, p.wire_len),
+        ));
     }
     let key = flags.args.join(" ");
     let our_text: String = ours.iter().map(|(t, _)| t.as_str()).collect();
@@ -203,7 +227,12 @@ fn compare_file(tcpdump: &Path, file: &Path, flags: &Flags, report: &mut Report)
         let theirs = records.get(i).map(String::as_str).unwrap_or("");
         if theirs == text {
             t.same += 1;
-        } else if report.examples.len() < 60 && !report.examples.iter().any(|e| e.contains(&format!("[{key}]")) && e.contains(&format!("({cls})"))) {
+        } else if report.examples.len() < 60
+            && !report
+                .examples
+                .iter()
+                .any(|e| e.contains(&format!("[{key}]")) && e.contains(&format!("({cls})")))
+        {
             report.examples.push(format!(
                 "{} [{key}] packet {} ({cls}):\n  tcpdump: {}\n  sift:    {}",
                 file.display(),
@@ -242,8 +271,11 @@ fn printer_matches_tcpdump() {
     let Some(tcpdump) = sift_testkit::tool("tcpdump") else { return };
     let dir = tempfile::tempdir().unwrap();
     let files = inputs(dir.path());
-    let mut report =
-        Report { by_class: BTreeMap::new(), examples: Vec::new(), line_count_mismatches: Vec::new() };
+    let mut report = Report {
+        by_class: BTreeMap::new(),
+        examples: Vec::new(),
+        line_count_mismatches: Vec::new(),
+    };
     for flags in flag_sets() {
         for f in &files {
             compare_file(&tcpdump, f, &flags, &mut report);
