@@ -95,3 +95,43 @@ fn random_bytes_validate() {
     }
     check_lines(&v, &out, n);
 }
+
+#[test]
+fn golden_json_lines_validate() {
+    // The golden cases include truncated and malformed packets of every protocol.
+    let v = validator();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines().filter_map(|l| l.strip_prefix("json: ")) {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Err(e) = v.validate(&value) {
+                panic!("schema violation: {e}\n{line}");
+            }
+            n += 1;
+        }
+    }
+    assert!(n > 400, "only {n} golden JSON lines");
+}
+
+#[test]
+fn schema_rejects_what_it_should() {
+    // The schema is strict enough to catch drift: unknown fields and wrong types fail.
+    let v = validator();
+    let frames = common::frames(Link::Ethernet, 1, 11, false);
+    let mut out = Vec::new();
+    let f = &frames[0];
+    JsonWriter::new().write(&mut out, f.link_type, f.ts, f.wire_len, &f.data);
+    let good: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(v.validate(&good).is_ok());
+    let mut extra = good.clone();
+    extra["layers"][0]["surprise"] = serde_json::json!(1);
+    assert!(v.validate(&extra).is_err());
+    let mut wrong = good.clone();
+    wrong["caplen"] = serde_json::json!("many");
+    assert!(v.validate(&wrong).is_err());
+    let mut missing = good;
+    missing.as_object_mut().unwrap().remove("layers");
+    assert!(v.validate(&missing).is_err());
+}
