@@ -2276,6 +2276,36 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s(", ");
                 self.out.u(u64::from(n));
                 self.out.s(" group record(s)");
+                if self.o().verbose > 0 {
+                    // Each record: type, aux length, source count, group, sources, aux data.
+                    let mut at = 4;
+                    for _ in 0..n {
+                        let (Some(rtype), Some(aux), Some(nsrc), Some(group)) = (
+                            u8_at(rest, at),
+                            u8_at(rest, at + 1),
+                            be16(rest, at + 2),
+                            rest.get(at + 4..at + 20),
+                        ) else {
+                            return self.trunc("icmp6");
+                        };
+                        self.out.s(" [gaddr ");
+                        self.out.ip6(group);
+                        self.out.s(match rtype {
+                            1 => " is_in",
+                            2 => " is_ex",
+                            3 => " to_in",
+                            4 => " to_ex",
+                            5 => " allow",
+                            6 => " block",
+                            _ => " [invalid]",
+                        });
+                        self.out.s(", ");
+                        self.out.u(u64::from(nsrc));
+                        self.out.s(" source(s)]");
+                        at += 20 + 16 * usize::from(nsrc) + 4 * usize::from(aux);
+                    }
+                    return;
+                }
             }
             _ => {}
         }
