@@ -39,9 +39,11 @@ fn main() {
             printer.print(&mut buf, p.link_type, p.timestamp, p.wire_len, p.data);
         }
         if buf.len() > 1 << 15 {
-            out.write_all(&buf).unwrap();
+            if out.write_all(&buf).is_err() {
+                return; // Closed pipe (`| head`).
+            }
             buf.clear();
         }
     }
-    out.write_all(&buf).unwrap();
+    let _ = out.write_all(&buf);
 }

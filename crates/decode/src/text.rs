@@ -2413,13 +2413,6 @@ impl<'a> Walk<'_, 'a> {
             self.out.s(" (invalid)");
             return;
         }
-        if self.o().link_header {
-            self.out.s(", proto ");
-            self.out.s(names::ethertype(g.protocol).unwrap_or("unknown"));
-            self.out.s(" (0x");
-            self.out.hex_width(u64::from(g.protocol), 4);
-            self.out.s(")");
-        }
         if self.o().verbose > 0 {
             self.out.s(", Flags [");
             let start = self.out.len();
@@ -2439,6 +2432,13 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s("none");
             }
             self.out.s("]");
+        }
+        if self.o().link_header {
+            self.out.s(", proto ");
+            self.out.s(names::ethertype(g.protocol).unwrap_or("unknown"));
+            self.out.s(" (0x");
+            self.out.hex_width(u64::from(g.protocol), 4);
+            self.out.s(")");
         }
         if let Some(k) = g.key {
             self.out.s(", key=0x");

@@ -41,6 +41,11 @@ fn flag_sets() -> Vec<Flags> {
         set(&["-X"], Options { hex: HexDump::HexAscii, ..o }),
         set(&["-XX", "-e"], Options { hex: HexDump::HexAsciiLink, link_header: true, ..o }),
         set(&["-v"], Options { verbose: 1, ..o }),
+        set(&["-S"], Options { absolute_seq: true, ..o }),
+        set(
+            &["-e", "-v", "-ttttt"],
+            Options { link_header: true, verbose: 1, time: TimeFormat::DeltaFirst, ..o },
+        ),
         set(&["-t"], Options { time: TimeFormat::None, ..o }),
     ]
 }
@@ -257,7 +262,13 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
         files.push(root.join("samples").join(format!("{s}.pcap")));
     }
     if let Some(corpus) = sift_testkit::libpcap_corpus() {
-        for c in ["vxlan.pcap", "geneve.pcap", "pppoe.pcap", "gateway_or_not.pcap"] {
+        for c in [
+            "vxlan.pcap",
+            "geneve.pcap",
+            "pppoe.pcap",
+            "gateway_or_not.pcap",
+            "rarp_req_reply.pcapng",
+        ] {
             files.push(corpus.join("captures").join(c));
         }
     }
