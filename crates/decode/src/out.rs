@@ -79,11 +79,17 @@ impl Out for Vec<u8> {
     }
 
     fn ip4(&mut self, a: &[u8]) {
-        for (i, b) in a.iter().take(4).enumerate() {
+        for (i, &b) in a.iter().take(4).enumerate() {
             if i > 0 {
                 self.push(b'.');
             }
-            self.u(u64::from(*b));
+            if b >= 100 {
+                self.push(b'0' + b / 100);
+            }
+            if b >= 10 {
+                self.push(b'0' + b / 10 % 10);
+            }
+            self.push(b'0' + b % 10);
         }
     }
 

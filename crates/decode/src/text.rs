@@ -54,6 +54,27 @@ pub struct Options {
     pub absolute_seq: bool,
 }
 
+/// A fast hasher for the conversation table (keys come from the capture being printed, as in
+/// tcpdump's own fixed hash table; this is a local tool, not a service facing hostile input).
+#[derive(Default, Clone, Copy)]
+struct ConvHasher(u64);
+
+impl std::hash::Hasher for ConvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+
+type ConvMap = HashMap<ConvKey, ConvSeq, std::hash::BuildHasherDefault<ConvHasher>>;
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct ConvKey {
     src: [u8; 16],
@@ -74,7 +95,7 @@ pub struct Printer {
     opts: Options,
     prev: Option<Timestamp>,
     first: Option<Timestamp>,
-    tcp: HashMap<ConvKey, ConvSeq>,
+    tcp: ConvMap,
     ifnames: Option<Vec<(u32, String)>>,
 }
 
