@@ -398,6 +398,9 @@ impl<'a> Walk<'_, 'a> {
                     _ => ethertype_text(self.out, t),
                 }
             }
+            Unknown::IpProto(59) if matches!(self.ip_before(i), Some((IpRef::V6(_), _))) => {
+                self.out.s("no next header");
+            }
             Unknown::IpProto(p) => {
                 self.out.s(" ip-proto-");
                 self.out.u(u64::from(p));
@@ -409,6 +412,33 @@ impl<'a> Walk<'_, 'a> {
                 self.out.u(u64::from(p));
             }
             Unknown::Family(_) => {}
+            Unknown::Ppp(0xc021) => {
+                let (Some(code), Some(id)) = (u8_at(data, 0), u8_at(data, 1)) else {
+                    return self.trunc("ppp");
+                };
+                const CODES: [&str; 12] = [
+                    "Vend-Ext",
+                    "Conf-Request",
+                    "Conf-Ack",
+                    "Conf-Nack",
+                    "Conf-Reject",
+                    "Term-Request",
+                    "Term-Ack",
+                    "Code-Reject",
+                    "Prot-Reject",
+                    "Echo-Request",
+                    "Echo-Reply",
+                    "Discard-Req",
+                ];
+                self.out.s("LCP, ");
+                self.out.s(CODES.get(usize::from(code)).copied().unwrap_or("unknown"));
+                self.out.s(" (0x");
+                self.out.hex_width(u64::from(code), 2);
+                self.out.s("), id ");
+                self.out.u(u64::from(id));
+                self.out.s(", length ");
+                self.out.u(u64::from(len) + 2);
+            }
             Unknown::Ppp(p) => {
                 self.out.s("unknown PPP protocol (0x");
                 self.out.hex_width(u64::from(p), 4);
@@ -714,7 +744,8 @@ impl<'a> Walk<'_, 'a> {
         }
         match self.at(j) {
             Some(Layer::Truncated { proto: Proto::Mpls, .. }) => self.trunc("mpls"),
-            Some(Layer::Payload { .. }) | None => {}
+            Some(Layer::Payload { data, .. }) => self.default_print(data),
+            None => {}
             Some(_) => {
                 self.out.s(if self.o().verbose > 0 { "\n\t" } else { " " });
                 self.layer(j);
@@ -866,6 +897,18 @@ impl<'a> Walk<'_, 'a> {
                 self.out.mac(a.tha);
                 self.out.s(" at ");
                 self.out.ip4(a.tpa);
+            }
+            8 => {
+                self.out.s("Inverse Request who-is ");
+                self.out.mac(a.tha);
+                self.out.s(" tell ");
+                self.out.mac(a.sha);
+            }
+            9 => {
+                self.out.s("Inverse Reply ");
+                self.out.mac(a.sha);
+                self.out.s(" at ");
+                self.out.ip4(a.spa);
             }
             op => {
                 self.out.s("Unknown (");
@@ -1663,6 +1706,29 @@ impl<'a> Walk<'_, 'a> {
                         self.out.u(u64::from(secs));
                     }
                     0 | 1 => {}
+                    19 if len == 18 => {
+                        datalen = 16;
+                        check(16, hlen)?;
+                        self.out.s(" shared secret not supplied with -M, can't check - ");
+                        for k in 0..16 {
+                            self.out.hex_width(u64::from(cp[at + k]), 2);
+                        }
+                    }
+                    34 => {
+                        datalen = len - 2;
+                        self.out.s(" ");
+                        if datalen == 0 {
+                            self.out.s(" cookiereq");
+                        } else if datalen % 2 != 0 || !(4..=16).contains(&datalen) {
+                            self.out.s(" (invalid)");
+                        } else {
+                            check(datalen, hlen)?;
+                            self.out.s(" cookie ");
+                            for k in 0..datalen {
+                                self.out.hex_width(u64::from(cp[at + k]), 2);
+                            }
+                        }
+                    }
                     _ => {
                         datalen = len - 2;
                         if datalen > 0 {
@@ -2207,6 +2273,16 @@ impl<'a> Walk<'_, 'a> {
                     }
                 }
             }
+            13 => {
+                let (Some(id), Some(seq)) = (be16(rest, 0), be16(rest, 2)) else {
+                    self.trunc("icmp");
+                    return;
+                };
+                self.out.s("time stamp query id ");
+                self.out.u(u64::from(id));
+                self.out.s(" seq ");
+                self.out.u(u64::from(seq));
+            }
             11 => {
                 self.out.s(if m.code == 0 {
                     "time exceeded in-transit"
@@ -2288,6 +2364,48 @@ impl<'a> Walk<'_, 'a> {
                 };
                 self.out.s(if m.icmp_type == 135 { ", who has " } else { ", tgt is " });
                 self.out.ip6(target);
+            }
+            1 => {
+                // The embedded IPv6 header names what was unreachable.
+                let inner = rest.get(4..).unwrap_or(&[]);
+                let Some(dst) = inner.get(24..40) else { return self.trunc("icmp6") };
+                let what = match m.code {
+                    0 => ", unreachable route ",
+                    1 => ", unreachable prohibited ",
+                    2 => ", beyond scope ",
+                    3 => ", unreachable address ",
+                    4 => ", unreachable port, ",
+                    _ => "",
+                };
+                if what.is_empty() {
+                    self.out.s(", unknown code (");
+                    self.out.u(u64::from(m.code));
+                    self.out.s(")");
+                } else if m.code == 4 {
+                    let (Some(&nh), Some(dport)) = (inner.get(6), be16(inner, 42)) else {
+                        return self.trunc("icmp6");
+                    };
+                    self.out.s(what);
+                    self.out.ip6(dst);
+                    match nh {
+                        6 => self.out.s(" tcp port "),
+                        17 => self.out.s(" udp port "),
+                        _ => {
+                            self.out.s(" protocol ");
+                            self.out.u(u64::from(nh));
+                            self.out.s(" port ");
+                        }
+                    }
+                    self.out.u(u64::from(dport));
+                } else {
+                    self.out.s(what);
+                    self.out.ip6(dst);
+                }
+            }
+            2 => {
+                let Some(mtu) = be32(rest, 0) else { return self.trunc("icmp6") };
+                self.out.s(", mtu ");
+                self.out.u(u64::from(mtu));
             }
             143 => {
                 let Some(n) = be16(rest, 2) else {
@@ -2798,11 +2916,11 @@ impl<'a> Walk<'_, 'a> {
         let rdlen = usize::from(be16(msg, after_name + 8)?);
         let rdata = after_name + 10;
         let end = rdata + rdlen;
-        self.out.s(" ");
-        self.dns_type_text(rtype);
         if class != 1 && rtype != 41 {
             self.dns_class_text(class);
         }
+        self.out.s(" ");
+        self.dns_type_text(rtype);
         match rtype {
             1 => {
                 let a = msg.get(rdata..rdata + 4)?;
@@ -2817,6 +2935,24 @@ impl<'a> Walk<'_, 'a> {
             2 | 5 | 12 | 39 => {
                 self.out.s(" ");
                 self.dns_name_text(msg, rdata)?;
+            }
+            16 => {
+                let mut at = rdata;
+                while at < end {
+                    let n = usize::from(*msg.get(at)?);
+                    let text = msg.get(at + 1..at + 1 + n)?;
+                    self.out.s(" \"");
+                    for &c in text {
+                        if (0x20..0x7f).contains(&c) {
+                            self.out.push(c);
+                        } else {
+                            self.out.s("\\0x");
+                            self.out.hex_width(u64::from(c), 2);
+                        }
+                    }
+                    self.out.s("\"");
+                    at += 1 + n;
+                }
             }
             15 => {
                 self.out.s(" ");
