@@ -1719,7 +1719,7 @@ impl<'a> Walk<'_, 'a> {
                         self.out.s(" ");
                         if datalen == 0 {
                             self.out.s(" cookiereq");
-                        } else if datalen % 2 != 0 || !(4..=16).contains(&datalen) {
+                        } else if !datalen.is_multiple_of(2) || !(4..=16).contains(&datalen) {
                             self.out.s(" (invalid)");
                         } else {
                             check(datalen, hlen)?;
