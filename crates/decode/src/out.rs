@@ -18,6 +18,18 @@ pub(crate) trait Out {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// "00", "01", … "99".
+const DIGITS2: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
 impl Out for Vec<u8> {
     #[inline]
     fn s(&mut self, text: &str) {
@@ -26,15 +38,22 @@ impl Out for Vec<u8> {
 
     #[inline]
     fn u(&mut self, mut n: u64) {
+        // Two digits per division, from a table.
         let mut buf = [0u8; 20];
         let mut i = buf.len();
-        loop {
+        while n >= 100 {
+            let r = (n % 100) as usize * 2;
+            n /= 100;
+            i -= 2;
+            buf[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
+        }
+        if n >= 10 {
+            let r = n as usize * 2;
+            i -= 2;
+            buf[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
+        } else {
             i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
+            buf[i] = b'0' + n as u8;
         }
         self.extend_from_slice(&buf[i..]);
     }
@@ -210,5 +229,14 @@ mod tests {
         v.s(" ");
         v.dec_width(7, 3);
         assert_eq!(v, b"0 18446744073709551615 00ab 007");
-    }
+        for n in (0..2000u64).chain([9_999, 10_000, 99_999, 100_000, u64::from(u32::MAX)]) {
+            let mut v = Vec::new();
+            v.u(n);
+            assert_eq!(v, n.to_string().as_bytes());
+        }
+        for a in [[0u8, 9, 10, 99], [100, 199, 200, 255]] {
+            let mut v = Vec::new();
+            v.ip4(&a);
+            assert_eq!(v, std::net::Ipv4Addr::from(a).to_string().as_bytes());
+        }
 }
