@@ -239,4 +239,5 @@ mod tests {
             v.ip4(&a);
             assert_eq!(v, std::net::Ipv4Addr::from(a).to_string().as_bytes());
         }
+    }
 }
