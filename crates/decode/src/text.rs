@@ -220,11 +220,27 @@ impl Printer {
     }
 }
 
+/// How an IPv4 options area ended.
+enum OptEnd {
+    /// Printed to its end (or to a bad length).
+    Done,
+    /// An option's data was cut by the capture (tcpdump's `[truncated-option]`).
+    Cut,
+    /// An option's type or length byte was not captured.
+    Gone,
+}
+
 /// tcpdump's `hex_and_ascii_print` / `hex_print` layout: 16 bytes per line, `\n\t0xOFFS:  `.
 pub(crate) fn hex_dump(out: &mut Vec<u8>, data: &[u8], ascii: bool) {
+    hex_dump_with(out, "\n\t", data, ascii);
+}
+
+/// [`hex_dump`] with another line prefix (tcpdump indents option dumps further).
+pub(crate) fn hex_dump_with(out: &mut Vec<u8>, prefix: &str, data: &[u8], ascii: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     for (line, chunk) in data.chunks(16).enumerate() {
-        out.s("\n\t0x");
+        out.s(prefix);
+        out.s("0x");
         out.hex_width((line * 16) as u64, 4);
         out.s(": ");
         let start = out.len();
@@ -462,7 +478,6 @@ impl<'a> Walk<'_, 'a> {
     }
 
     fn truncated(&mut self, i: usize, proto: Proto, data: &'a [u8], len: u32) {
-        let _ = len;
         match proto {
             // With the version byte there, tcpdump's header check returns normally; without it
             // the read of the version gives up.
@@ -505,6 +520,10 @@ impl<'a> Walk<'_, 'a> {
                             self.out.s(")");
                         }
                     }
+                    if self.o().verbose > 0 && matches!(t, 135 | 136) {
+                        self.out.s(", length ");
+                        self.out.u(u64::from(len));
+                    }
                 }
                 self.trunc("icmp6");
             }
@@ -516,13 +535,16 @@ impl<'a> Walk<'_, 'a> {
                 Some(f) => {
                     self.out.s("GREv");
                     self.out.u(u64::from(f & 7));
-                    self.trunc("gre");
+                    if self.o().verbose > 0 && f & 7 == 0 {
+                        self.gre_flags(f);
+                    }
+                    self.trunc_soft("gre");
                 }
                 None => self.trunc_soft("gre"),
             },
             Proto::Geneve => {
                 self.out.s("Geneve");
-                self.trunc("geneve");
+                self.trunc_soft("geneve");
             }
             Proto::Vxlan => {
                 self.out.s("VXLAN");
@@ -550,7 +572,9 @@ impl<'a> Walk<'_, 'a> {
             // has nothing left to dump.
             // Options headers: reading the length byte gives up, the length check returns.
             Proto::HopOpts | Proto::DstOpts if data.len() < 2 => self.trunc(proto.name()),
-            Proto::Ether | Proto::HopOpts | Proto::DstOpts => self.trunc_soft(proto.name()),
+            Proto::Ether | Proto::Vlan | Proto::HopOpts | Proto::DstOpts => {
+                self.trunc_soft(proto.name())
+            }
             other => self.trunc(other.name()),
         }
     }
@@ -612,6 +636,16 @@ impl<'a> Walk<'_, 'a> {
 
     fn ether(&mut self, i: usize, e: decode::Ether<'a>) {
         let eflag = self.o().link_header;
+        if let Some(Layer::Truncated { proto: Proto::Vlan, .. }) = self.at(i + 1) {
+            // A cut 802.1Q tag: tcpdump stops inside its link-layer header.
+            if eflag {
+                self.out.mac(e.src);
+                self.out.s(" > ");
+                self.out.mac(e.dst);
+                self.out.s(", ");
+            }
+            return self.trunc_soft("vlan");
+        }
         if eflag {
             self.out.mac(e.src);
             self.out.s(" > ");
@@ -717,6 +751,9 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s(", DEI");
             }
             self.out.s(", ");
+            if let Some(Layer::Truncated { proto: Proto::Vlan, .. }) = self.at(i + 1) {
+                return self.trunc_soft("vlan");
+            }
             match names::ethertype(v.ethertype) {
                 Some(n) if self.o().quiet => self.out.s(n),
                 _ => ethertype_text(self.out, v.ethertype),
@@ -932,8 +969,8 @@ impl<'a> Walk<'_, 'a> {
         if let Some(Layer::Malformed { .. }) = self.at(i + 1) {
             return self.layer(i + 1);
         }
-        if self.o().verbose > 0 {
-            self.ipv4_verbose(ip);
+        if self.o().verbose > 0 && self.ipv4_verbose(ip) {
+            return;
         }
         let next = self.at(i + 1);
         let first_fragment = ip.frag & 0x1fff == 0;
@@ -969,7 +1006,8 @@ impl<'a> Walk<'_, 'a> {
         (part.as_ptr() as usize).saturating_sub(base)
     }
 
-    fn ipv4_verbose(&mut self, ip: Ipv4<'a>) {
+    /// The `-v` header line; returns true when the packet ends there (options cut short).
+    fn ipv4_verbose(&mut self, ip: Ipv4<'a>) -> bool {
         self.out.s("(tos 0x");
         self.out.hex(u64::from(ip.tos));
         match ip.tos & 3 {
@@ -1006,12 +1044,24 @@ impl<'a> Walk<'_, 'a> {
         self.out.u(u64::from(ip.protocol));
         self.out.s("), length ");
         self.out.u(u64::from(ip.total_len));
-        if !ip.options.is_empty() {
+        let mut cut = false;
+        if ip.hlen > 20 {
             self.out.s(", options (");
-            self.ipv4_options(ip.options);
+            match self.ipv4_options(ip.options, usize::from(ip.hlen) - 20) {
+                OptEnd::Done => {}
+                OptEnd::Cut => {
+                    self.out.s(" [truncated-option]");
+                    cut = true;
+                }
+                OptEnd::Gone => {
+                    // Reading an option's type or length byte gave up.
+                    self.trunc("ip");
+                    return true;
+                }
+            }
             self.out.s(")");
         }
-        if ip.header.len() == usize::from(ip.hlen) && checksum(0, ip.header) != 0 {
+        if !cut && ip.header.len() == usize::from(ip.hlen) && checksum(0, ip.header) != 0 {
             self.out.s(", bad cksum ");
             self.out.hex(u64::from(ip.checksum));
             self.out.s(" (->");
@@ -1023,15 +1073,25 @@ impl<'a> Walk<'_, 'a> {
             self.out.s(")!");
         }
         self.out.s(")\n    ");
+        if cut {
+            // Options cut by the capture: tcpdump names the addresses and stops.
+            self.out.ip4(ip.src);
+            self.out.s(" > ");
+            self.out.ip4(ip.dst);
+            self.out.s(": ");
+            self.trunc_soft("ip");
+        }
+        cut
     }
 
-    fn ipv4_options(&mut self, opts: &[u8]) {
+    /// Prints the options area (`full` bytes long, `opts` of it captured).
+    fn ipv4_options(&mut self, opts: &[u8], full: usize) -> OptEnd {
         let mut off = 0;
         let mut sep = "";
-        while off < opts.len() {
+        while off < full {
+            let Some(&t) = opts.get(off) else { return OptEnd::Gone };
             self.out.s(sep);
             sep = ",";
-            let t = opts[off];
             let name = match t {
                 0 => "EOL",
                 1 => "NOP",
@@ -1053,27 +1113,24 @@ impl<'a> Walk<'_, 'a> {
             let len = if t == 0 || t == 1 {
                 1
             } else {
-                let Some(l) = opts.get(off + 1).copied() else {
-                    self.trunc("ip");
-                    return;
-                };
+                let Some(l) = opts.get(off + 1).copied() else { return OptEnd::Gone };
                 if l < 2 {
                     self.out.s(" [bad length ");
                     self.out.u(u64::from(l));
                     self.out.s("]");
-                    return;
+                    return OptEnd::Done;
                 }
                 usize::from(l)
             };
-            if len > opts.len() - off {
+            if len > full - off {
                 self.out.s(" [bad length ");
                 self.out.u(len as u64);
                 self.out.s("]");
-                return;
+                return OptEnd::Done;
             }
-            let o = &opts[off..off + len];
+            let Some(o) = opts.get(off..off + len) else { return OptEnd::Cut };
             match t {
-                0 => return,
+                0 => return OptEnd::Done,
                 68 => self.ip_ts(o),
                 7 | 131 | 137 => {
                     if len < 3 {
@@ -1094,10 +1151,7 @@ impl<'a> Walk<'_, 'a> {
                         }
                         let mut k = 3;
                         while k < len {
-                            let Some(a) = o.get(k..k + 4) else {
-                                self.trunc("ip");
-                                return;
-                            };
+                            let Some(a) = o.get(k..k + 4) else { return OptEnd::Done };
                             self.out.s(" ");
                             self.out.ip4(a);
                             if ptr > k {
@@ -1124,6 +1178,7 @@ impl<'a> Walk<'_, 'a> {
             }
             off += len;
         }
+        OptEnd::Done
     }
 
     fn ip_ts(&mut self, o: &[u8]) {
@@ -1266,6 +1321,10 @@ impl<'a> Walk<'_, 'a> {
             }
             44 => {
                 let offlg = be16(x.header, 2).unwrap_or(0);
+                if self.o().verbose > 0 && x.header.len() < 8 {
+                    // -v also prints the identification, which was not captured.
+                    return self.trunc("frag6");
+                }
                 self.out.s("frag (");
                 if self.o().verbose > 0 {
                     self.out.s("0x");
@@ -1303,14 +1362,18 @@ impl<'a> Walk<'_, 'a> {
                     };
                     self.out.s(", last-entry=");
                     self.out.u(u64::from(last));
+                    if self.o().verbose > 0 {
+                        let Some(flags) = u8_at(h, 5) else {
+                            self.out.s(") ");
+                            return;
+                        };
+                        self.out.s(", flags=0x");
+                        self.out.hex(u64::from(flags));
+                    }
                     let Some(tag) = be16(h, 6) else {
                         self.out.s(") ");
                         return;
                     };
-                    if self.o().verbose > 0 {
-                        self.out.s(", flags=0x");
-                        self.out.hex(u64::from(u8_at(h, 5).unwrap_or(0)));
-                    }
                     self.out.s(", tag=");
                     self.out.hex(u64::from(tag));
                     for k in 0..=usize::from(last) {
@@ -2145,6 +2208,11 @@ impl<'a> Walk<'_, 'a> {
                     self.out.s("] [PPID 0x");
                     self.out.hex(u64::from(be32(body, 8).unwrap_or(0)));
                     self.out.s("] ");
+                    if self.o().verbose > 1 {
+                        self.out.s("[Payload:");
+                        hex_dump(self.out, &body[12..], true);
+                        self.out.s("]");
+                    }
                 }
                 1 | 2 => {
                     if !need(16) {
@@ -2438,9 +2506,21 @@ impl<'a> Walk<'_, 'a> {
                             6 => " block",
                             _ => " [invalid]",
                         });
-                        self.out.s(", ");
-                        self.out.u(u64::from(nsrc));
-                        self.out.s(" source(s)]");
+                        if self.o().verbose > 1 {
+                            self.out.s(" {");
+                            for k in 0..usize::from(nsrc) {
+                                let Some(src) = rest.get(at + 20 + 16 * k..at + 36 + 16 * k) else {
+                                    return self.trunc("icmp6");
+                                };
+                                self.out.s(" ");
+                                self.out.ip6(src);
+                            }
+                            self.out.s(" }]");
+                        } else {
+                            self.out.s(", ");
+                            self.out.u(u64::from(nsrc));
+                            self.out.s(" source(s)]");
+                        }
                         at += 20 + 16 * usize::from(nsrc) + 4 * usize::from(aux);
                     }
                     return;
@@ -2502,7 +2582,9 @@ impl<'a> Walk<'_, 'a> {
                 let want = (m.len as usize).saturating_sub(4);
                 let end = want.min(rest.len());
                 let mut opts = &rest[20.min(end)..end];
-                let mut missing = want > rest.len();
+                // The option walk stops quietly at the end of the capture, but marks an
+                // option cut in the middle.
+                let mut missing = false;
                 while !opts.is_empty() {
                     if opts.len() < 2 {
                         missing = true;
@@ -2535,6 +2617,11 @@ impl<'a> Walk<'_, 'a> {
                     if t == 1 || t == 2 {
                         self.out.mac(&body[..6.min(body.len())]);
                     }
+                    if self.o().verbose > 1 {
+                        let shown =
+                            if t == 1 || t == 2 { &body[..6.min(body.len())] } else { body };
+                        hex_dump_with(self.out, "\n\t    ", shown, false);
+                    }
                     opts = &opts[l * 8..];
                 }
                 if missing {
@@ -2542,6 +2629,27 @@ impl<'a> Walk<'_, 'a> {
                 }
             }
         }
+    }
+
+    fn gre_flags(&mut self, flags: u16) {
+        self.out.s(", Flags [");
+        let start = self.out.len();
+        for (bit, name) in [
+            (0x8000u16, "checksum present"),
+            (0x2000, "key present"),
+            (0x1000, "sequence# present"),
+        ] {
+            if flags & bit != 0 {
+                if self.out.len() > start {
+                    self.out.s(", ");
+                }
+                self.out.s(name);
+            }
+        }
+        if self.out.len() == start {
+            self.out.s("none");
+        }
+        self.out.s("]");
     }
 
     fn gre(&mut self, i: usize, g: decode::Gre) {
@@ -2553,24 +2661,7 @@ impl<'a> Walk<'_, 'a> {
             return;
         }
         if self.o().verbose > 0 {
-            self.out.s(", Flags [");
-            let start = self.out.len();
-            for (bit, name) in [
-                (0x8000u16, "checksum present"),
-                (0x2000, "key present"),
-                (0x1000, "sequence# present"),
-            ] {
-                if g.flags & bit != 0 {
-                    if self.out.len() > start {
-                        self.out.s(", ");
-                    }
-                    self.out.s(name);
-                }
-            }
-            if self.out.len() == start {
-                self.out.s("none");
-            }
-            self.out.s("]");
+            self.gre_flags(g.flags);
         }
         if self.o().link_header {
             self.out.s(", proto ");
@@ -2646,6 +2737,15 @@ impl<'a> Walk<'_, 'a> {
                     }
                     self.out.s(" len ");
                     self.out.u(len as u64);
+                    if self.o().verbose > 1 && len > 4 {
+                        self.out.s(" data");
+                        let mut k = 4;
+                        while let Some(w) = be32(opts, k).filter(|_| k < len) {
+                            self.out.s(" ");
+                            self.out.hex_width(u64::from(w), 8);
+                            k += 4;
+                        }
+                    }
                     opts = opts.get(len..).unwrap_or(&[]);
                 }
             } else {

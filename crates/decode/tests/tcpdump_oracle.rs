@@ -1,5 +1,5 @@
 //! The printer against tcpdump itself: the same capture files are printed by `tcpdump -n -r`
-//! (with `-e`, `-q`, the `-t` family, `-x`/`-X` family and `-v`) and by [`Printer`], and the
+//! (with `-e`, `-q`, `-S`, the `-t` family, the `-x`/`-X` family, `-v` and `-vv`) and by [`Printer`], and the
 //! outputs are compared packet by packet.
 //!
 //! Inputs: sift-gen traffic on all six link types it writes (clean, and with 40% truncated and
@@ -41,6 +41,7 @@ fn flag_sets() -> Vec<Flags> {
         set(&["-X"], Options { hex: HexDump::HexAscii, ..o }),
         set(&["-XX", "-e"], Options { hex: HexDump::HexAsciiLink, link_header: true, ..o }),
         set(&["-v"], Options { verbose: 1, ..o }),
+        set(&["-vv"], Options { verbose: 2, ..o }),
         set(&["-S"], Options { absolute_seq: true, ..o }),
         set(
             &["-e", "-v", "-ttttt"],
@@ -251,7 +252,8 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for link in Link::ALL {
         for damaged in [false, true] {
-            let frames = common::frames(link, 1200, if damaged { 3 } else { 1 }, damaged);
+            let count = if damaged { 2500 } else { 1200 };
+            let frames = common::frames(link, count, if damaged { 3 } else { 1 }, damaged);
             let path = dir.join(format!("{}-{}.pcap", link.name(), damaged));
             common::write_pcap(&path, &frames);
             files.push(path);
