@@ -554,6 +554,11 @@ impl<'a> Walk<'_, 'a> {
                     self.out.s("] (0x");
                     self.out.hex_width(u64::from(f), 2);
                     self.out.s("), ");
+                    if let Some(vni) = data.get(4..7) {
+                        self.out.s("vni ");
+                        self.out.u(u64::from(u32::from_be_bytes([0, vni[0], vni[1], vni[2]])));
+                        self.out.s("\n");
+                    }
                 }
                 self.trunc("vxlan");
             }
@@ -805,7 +810,8 @@ impl<'a> Walk<'_, 'a> {
             self.out.s(" [ses 0x");
             self.out.hex(u64::from(p.session));
             self.out.s("] ");
-            if self.o().link_header {
+            let cut = matches!(self.at(i + 1), Some(Layer::Truncated { proto: Proto::Ppp, .. }));
+            if self.o().link_header && !cut {
                 match p.ppp_protocol {
                     0x0021 => self.out.s("IP"),
                     0x0057 => self.out.s("IP6"),
