@@ -10,7 +10,7 @@
 //!   redundant load, store or move: the same value was computed, without failing, on every
 //!   path here);
 //! * statements take their canonical form ([`super::value::eval`]): constants from scratch
-//!   words, `op #k` for `op x` with a known X, absolute loads for `[x + k]` with a known X,
+//!   words (or `tax`/`txa` when the other register holds the same value), `op #k` for `op x` with a known X, absolute loads for `[x + k]` with a known X,
 //!   `ld #c` for ALU results known at compile time;
 //! * `div x`/`mod x` by a known zero ends the block with `ret #0` (the program's run-time
 //!   answer, where libpcap's optimizer refuses the filter);

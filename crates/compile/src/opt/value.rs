@@ -239,6 +239,8 @@ pub(crate) fn eval(values: &mut Values, state: &State, s: Stmt) -> Eval {
                     let v = state[m.index()];
                     if let Some(c) = values.as_const(v) {
                         out.stmt = Stmt::Ld(Src::Imm(c));
+                    } else if v == x {
+                        out.stmt = Stmt::Txa;
                     }
                     v
                 }
@@ -253,6 +255,8 @@ pub(crate) fn eval(values: &mut Values, state: &State, s: Stmt) -> Eval {
                     let v = state[m.index()];
                     if let Some(c) = values.as_const(v) {
                         out.stmt = Stmt::Ldx(XSrc::Imm(c));
+                    } else if v == a {
+                        out.stmt = Stmt::Tax;
                     }
                     v
                 }
