@@ -15,8 +15,9 @@
 //! | [`value`] | value numbers and the simulation of one statement (shared) | `vstore`, `F` |
 //! | [`fold`] | constant propagation and folding, redundant loads and stores, canonical forms | `opt_stmt`, `opt_peep`, `fold_op` |
 //! | [`known`] | scoped facts along the dominator tree (shared) | `dom`, `edom`, `closure` |
-//! | [`thread`] | branches decided by dominating branches; edges moved past decided blocks | `opt_j`, and the effect of `or_pullup`/`and_pullup` on repeated tests |
+//! | [`thread`] | branches decided by dominating branches; edges moved past decided blocks | `opt_j` |
 //! | [`dce`] | dead statements that cannot fail | `opt_deadstores` |
+//! | [`pullup`] | runs of `or`/`and` tests regrouped by value once no load in them can fail | `or_pullup`, `and_pullup` |
 //! | [`simplify`] | reject-only regions, one-target branches, empty jumps, straight lines | `opt_blk`'s block clearing, `opt_root` |
 //! | [`merge`] | identical blocks | `intern_blocks` |
 //!
@@ -41,6 +42,7 @@ pub mod dce;
 pub mod fold;
 pub mod known;
 pub mod merge;
+pub mod pullup;
 pub mod simplify;
 pub mod thread;
 pub mod value;
@@ -85,6 +87,7 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
         changed |= threaded;
         changed |= dce::run(cfg, &safe);
         changed |= simplify::run(cfg);
+        changed |= pullup::run(cfg);
         changed |= merge::run(cfg);
         cfg.compact();
         debug_assert!(cfg.check().is_ok(), "{:?}", cfg.check());

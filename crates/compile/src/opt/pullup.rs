@@ -1,0 +1,179 @@
+//! `or`/`and` pull-up: regrouping runs of tests so that each value is loaded once.
+//!
+//! **Why it exists.** `host a or host b or host c` tests the source address against `a`, the
+//! destination against `a`, the source against `b`…, reloading A before every test. libpcap's
+//! `or_pullup`/`and_pullup` (the BPF+ paper's predicate pull-up) moves the tests of one value
+//! together, but it also moves them before loads that could fail, so its programs accept
+//! truncated packets that the unoptimized ones reject (libpcap issue 430).
+//!
+//! Here a *run* is a chain of branch blocks that all leave to the same target on the same
+//! outcome (an `or` run: all true edges to `T`, each false edge to the next test; an `and` run:
+//! all false edges to `F`), each with at most one absolute load, every block after the first
+//! reached only from the previous one. Such a run is a disjunction (conjunction) of tests, so
+//! its tests may run in any order **once no load in it can fail**. The pass finds the first
+//! point of the run after which every load reads no further than loads earlier in the run
+//! already did, and regroups the tests after that point: first those on the value A already
+//! holds, then one load per value with its tests. It applies only when it saves loads.
+//!
+//! **Invariant kept.** The regrouped suffix computes the same disjunction (conjunction) of
+//! pure tests and leaves to the same two targets; no load that could fail moves; A, the only
+//! register the run writes, is overwritten before use (or not read) at both targets. Each
+//! rewrite lowers the statement count and keeps paths, blocks and edges: the driver's measure
+//! strictly decreases.
+
+use crate::ir::*;
+
+#[derive(Clone, Copy)]
+struct Test {
+    key: (Size, u32),
+    op: JmpOp,
+    k: u32,
+}
+
+/// The absolute load a block starts with, if the block is a simple test: at most one
+/// statement, an absolute load below the special offsets, and a branch on a constant.
+fn simple(block: &Block) -> Option<(Option<(Size, u32)>, JmpOp, u32)> {
+    let Terminator::Branch { op, operand: Operand::K(k), .. } = block.term else { return None };
+    match block.stmts.as_slice() {
+        [] => Some((None, op, k)),
+        [Stmt::Ld(Src::Abs(size, off))]
+            if u64::from(*off) + u64::from(size.bytes()) < super::value::SPECIAL_OFFSETS =>
+        {
+            Some((Some((*size, *off)), op, k))
+        }
+        _ => None,
+    }
+}
+
+fn edges(block: &Block) -> (BlockId, BlockId) {
+    match block.term {
+        Terminator::Branch { jt, jf, .. } => (jt, jf),
+        _ => unreachable!("runs hold branches only"),
+    }
+}
+
+fn a_dead(block: &Block) -> bool {
+    for s in &block.stmts {
+        if s.uses().intersects(RegSet::A) {
+            return false;
+        }
+        if s.defs().intersects(RegSet::A) {
+            return true;
+        }
+    }
+    matches!(block.term, Terminator::Ret(RetVal::K(_)))
+}
+
+/// Runs the pass.
+pub(crate) fn run(cfg: &mut Cfg) -> bool {
+    let order = cfg.layout_order();
+    let mut npreds = vec![0u32; cfg.len()];
+    for &b in &order {
+        for s in cfg.block(b).term.succs() {
+            npreds[s.index()] += 1;
+        }
+    }
+    let mut in_run = vec![false; cfg.len()];
+    let mut changed = false;
+    for exit_on in [true, false] {
+        for &head in &order {
+            if in_run[head.index()] || simple(cfg.block(head)).is_none() {
+                continue;
+            }
+            // Collect the run.
+            let exit = {
+                let (jt, jf) = edges(cfg.block(head));
+                if exit_on { jt } else { jf }
+            };
+            let mut run = vec![head];
+            loop {
+                let (jt, jf) = edges(cfg.block(*run.last().expect("non-empty")));
+                let next = if exit_on { jf } else { jt };
+                let nb = cfg.block(next);
+                if npreds[next.index()] != 1 || in_run[next.index()] || simple(nb).is_none() {
+                    break;
+                }
+                let (njt, njf) = edges(nb);
+                if (if exit_on { njt } else { njf }) != exit || next == exit {
+                    break;
+                }
+                run.push(next);
+            }
+            for b in &run {
+                in_run[b.index()] = true;
+            }
+            if run.len() < 3 {
+                continue;
+            }
+            changed |= regroup(cfg, &run, exit_on, exit);
+        }
+    }
+    changed
+}
+
+fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId) -> bool {
+    let (last_jt, last_jf) = edges(cfg.block(*run.last().expect("non-empty")));
+    let cont = if exit_on { last_jf } else { last_jt };
+    if !a_dead(cfg.block(exit)) || !a_dead(cfg.block(cont)) {
+        return false;
+    }
+    // Per test: the value compared (None: A from before the run), the bound before it.
+    let mut keys = Vec::with_capacity(run.len());
+    let mut bounds = Vec::with_capacity(run.len());
+    let mut loads = Vec::with_capacity(run.len());
+    let (mut key, mut bound) = (None, 0u64);
+    for &b in run {
+        let (load, _, _) = simple(cfg.block(b)).expect("runs hold simple tests");
+        bounds.push(bound);
+        if let Some((size, off)) = load {
+            key = Some((size, off));
+            bound = bound.max(u64::from(off) + u64::from(size.bytes()));
+        }
+        loads.push(load);
+        keys.push(key);
+    }
+    let end = |(size, off): (Size, u32)| u64::from(off) + u64::from(size.bytes());
+    let Some(m) = (1..run.len())
+        .find(|&m| (m..run.len()).all(|j| keys[j].is_some_and(|k| end(k) <= bounds[m])))
+    else {
+        return false;
+    };
+    let held = keys[m - 1];
+    let tests: Vec<Test> = (m..run.len())
+        .map(|j| {
+            let (_, op, k) = simple(cfg.block(run[j])).expect("simple");
+            Test { key: keys[j].expect("checked"), op, k }
+        })
+        .collect();
+    // New order: tests on the value A holds, then one group per value.
+    let mut groups: Vec<((Size, u32), Vec<Test>)> = Vec::new();
+    let mut first = Vec::new();
+    for t in &tests {
+        if Some(t.key) == held {
+            first.push(*t);
+        } else if let Some(g) = groups.iter_mut().find(|g| g.0 == t.key) {
+            g.1.push(*t);
+        } else {
+            groups.push((t.key, vec![*t]));
+        }
+    }
+    let old_loads = loads[m..].iter().filter(|l| l.is_some()).count();
+    if groups.len() >= old_loads {
+        return false;
+    }
+    let mut seq: Vec<(Option<(Size, u32)>, Test)> = first.into_iter().map(|t| (None, t)).collect();
+    for (key, ts) in groups {
+        for (i, t) in ts.into_iter().enumerate() {
+            seq.push(((i == 0).then_some(key), t));
+        }
+    }
+    for (j, (load, t)) in seq.into_iter().enumerate() {
+        let b = run[m + j];
+        let next = run.get(m + j + 1).copied().unwrap_or(cont);
+        let (jt, jf) = if exit_on { (exit, next) } else { (next, exit) };
+        let block = cfg.block_mut(b);
+        block.stmts = load.map(|(size, off)| Stmt::Ld(Src::Abs(size, off))).into_iter().collect();
+        block.term = Terminator::Branch { op: t.op, operand: Operand::K(t.k), jt, jf };
+    }
+    true
+}
