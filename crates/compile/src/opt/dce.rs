@@ -12,6 +12,10 @@
 //! would let the optimized program accept what the unoptimized one rejects (libpcap issue
 //! 430).
 //!
+//! A dead load is also deleted when a load kept later in the same block reads at least as far
+//! (if the first would fail, the second fails before anything is returned). Only kept loads
+//! count, so this never leans on a load that is itself deleted for leaning on an earlier one.
+//!
 //! Where the successors do not read A, a subtraction or mask just before `jeq #0` is fused into
 //! the comparison ([`fuse_compare`]).
 //!
@@ -20,7 +24,86 @@
 //! the statement count, so the driver's measure strictly decreases.
 
 use super::thread::Safe;
+use super::value::{self, SPECIAL_OFFSETS, Val, Values};
 use crate::ir::*;
+
+/// How far into the packet a statement reads, when it reads at a fixed place: it fails exactly
+/// when the packet is shorter.
+fn fixed_bound(s: &Stmt) -> Option<u64> {
+    let end = match *s {
+        Stmt::Ld(Src::Abs(size, k)) => u64::from(k) + u64::from(size.bytes()),
+        Stmt::Ldx(XSrc::Msh(k)) => u64::from(k) + 1,
+        _ => return None,
+    };
+    (u64::from(*s_k(s)) < SPECIAL_OFFSETS && end <= SPECIAL_OFFSETS).then_some(end)
+}
+
+fn s_k(s: &Stmt) -> &u32 {
+    match s {
+        Stmt::Ld(Src::Abs(_, k)) | Stmt::Ldx(XSrc::Msh(k)) => k,
+        _ => &0,
+    }
+}
+
+/// libpcap's `opt_peep` index fold: `…; add x; tax; ld [x + k]` with A = X + c (X the IPv4
+/// header length) becomes `…; add x; ld [x + k + c]`, leaving X as it was, when nothing else
+/// reads the sum from X. Keeps `flags` in step with the statements. Returns whether the block
+/// changed.
+fn fold_index(block: &mut Block, live_out: RegSet, flags: &mut Vec<bool>) -> bool {
+    let mut values = Values::new();
+    let mut st = values.unknown_state();
+    let n = block.stmts.len();
+    for i in 0..n {
+        let s = block.stmts[i];
+        if s == Stmt::Tax
+            && let Val::Msh(_) = values.get(st[value::X])
+            && let Val::AluK(AluOp::Add, base, c) = values.get(st[value::A])
+            && base == st[value::X]
+            && u64::from(c) < SPECIAL_OFFSETS
+        {
+            let mut uses = Vec::new();
+            let mut ok = true;
+            let mut redefined = false;
+            for j in i + 1..n {
+                let t = block.stmts[j];
+                match t {
+                    Stmt::Ld(Src::Ind(size, k))
+                        if u64::from(k) + u64::from(c) + u64::from(size.bytes())
+                            < SPECIAL_OFFSETS =>
+                    {
+                        uses.push(j);
+                        continue;
+                    }
+                    _ if t.uses().intersects(RegSet::X) => {
+                        ok = false;
+                        break;
+                    }
+                    _ if t.defs().intersects(RegSet::X) => {
+                        redefined = true;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let x_after = live_out.union(block.term.uses()).intersects(RegSet::X);
+            if ok && !uses.is_empty() && (redefined || !x_after) {
+                for &j in &uses {
+                    if let Stmt::Ld(Src::Ind(size, k)) = block.stmts[j] {
+                        block.stmts[j] = Stmt::Ld(Src::Ind(size, k + c));
+                    }
+                }
+                block.stmts.remove(i);
+                if i < flags.len() {
+                    flags.remove(i);
+                }
+                return true;
+            }
+        }
+        let e = value::eval(&mut values, &st, s);
+        st[e.dest] = e.vn;
+    }
+    false
+}
 
 /// libpcap's `opt_peep` compare fusions, for a block whose successors do not read A:
 /// `sub #k; jeq #0` is `jeq #k`, `sub x; jeq #0` is `jeq x`, and `and #m; jeq #0` is `jset #m`
@@ -56,16 +139,27 @@ pub(crate) fn run(cfg: &mut Cfg, safe: &Safe) -> bool {
         if !succ_live.intersects(RegSet::A) && fuse_compare(cfg.block_mut(b)) {
             changed = true;
         }
+        let mut flags = safe[b.index()].clone();
+        while fold_index(cfg.block_mut(b), succ_live, &mut flags) {
+            changed = true;
+        }
         let block = cfg.block(b);
         let mut live = block.term.uses().union(succ_live);
-        let flags = &safe[b.index()];
         let mut keep = vec![true; block.stmts.len()];
+        // The furthest fixed-place read kept later in the block: a dead load reading no
+        // further cannot fail unless that one fails too.
+        let mut later = 0u64;
         for (i, s) in block.stmts.iter().enumerate().rev() {
-            if !s.defs().intersects(live) && flags.get(i).copied().unwrap_or(false) {
+            let dead = !s.defs().intersects(live);
+            let covered = fixed_bound(s).is_some_and(|b| b <= later);
+            if dead && (flags.get(i).copied().unwrap_or(false) || covered) {
                 keep[i] = false;
                 changed = true;
             } else {
                 live = live.minus(s.defs()).union(s.uses());
+                if let Some(b) = fixed_bound(s) {
+                    later = later.max(b);
+                }
             }
         }
         live_in[b.index()] = live;

@@ -296,7 +296,19 @@ pub(crate) fn eval(values: &mut Values, state: &State, s: Stmt) -> Eval {
                     if divide(op) {
                         out.risk = if xc == Some(0) { Risk::Always } else { Risk::Other };
                     }
-                    out.vn = values.intern(Val::AluX(op, a, x));
+                    out.vn = match values.as_const(a) {
+                        // Commutative and never failing: `#c op x` is `x op #c`.
+                        Some(c)
+                            if xc.is_none()
+                                && matches!(
+                                    op,
+                                    AluOp::Add | AluOp::Mul | AluOp::And | AluOp::Or | AluOp::Xor
+                                ) =>
+                        {
+                            alu_k(values, op, x, c)
+                        }
+                        _ => values.intern(Val::AluX(op, a, x)),
+                    };
                 }
             }
             if out.risk == Risk::None
