@@ -33,6 +33,9 @@ pub struct CompileArgs {
     /// Output form: `-d` listing (default), `-dd` C array, `-ddd` decimal.
     #[arg(short = 'd', action = clap::ArgAction::Count)]
     pub dump: u8,
+    /// Read the expression from this file (as tcpdump's `-F`); arguments are then ignored.
+    #[arg(short = 'F', value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
     /// The filter expression (several arguments are joined with spaces, as tcpdump does).
     #[arg(value_name = "EXPR", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expr: Vec<String>,
@@ -47,7 +50,12 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             args.link
         );
     };
-    let src = args.expr.join(" ");
+    let src = match &args.file {
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        }
+        None => args.expr.join(" "),
+    };
     let resolver = SystemResolver::new();
     let ctx = Context {
         link_type: dlt,
