@@ -8,7 +8,8 @@
 //!
 //! Here a *run* is a chain of branch blocks that all leave to the same target on the same
 //! outcome (an `or` run: all true edges to `T`, each false edge to the next test; an `and` run:
-//! all false edges to `F`), each with at most one absolute load, every block after the first
+//! all false edges to `F`), each with at most one packet load (absolute, or relative to X when X
+//! holds an IPv4 header length, as in `port` tests), every block after the first
 //! reached only from the previous one. Such a run is a disjunction (conjunction) of tests, so
 //! its tests may run in any order **once no load in it can fail**. The pass finds the first
 //! point of the run after which every load reads no further than loads earlier in the run
@@ -23,26 +24,62 @@
 
 use crate::ir::*;
 
+/// A value a run loads: `(relative to X, size, offset)`.
+type Key = (bool, Size, u32);
+
 #[derive(Clone, Copy)]
 struct Test {
-    key: (Size, u32),
+    key: Key,
     op: JmpOp,
     k: u32,
 }
 
-/// The absolute load a block starts with, if the block is a simple test: at most one
-/// statement, an absolute load below the special offsets, and a branch on a constant.
-fn simple(block: &Block) -> Option<(Option<(Size, u32)>, JmpOp, u32)> {
+/// The load a block starts with, if the block is a simple test: at most one statement, a
+/// packet load (absolute, or relative to X) below the special offsets, and a branch on a
+/// constant.
+fn simple(block: &Block) -> Option<(Option<Key>, JmpOp, u32)> {
     let Terminator::Branch { op, operand: Operand::K(k), .. } = block.term else { return None };
-    match block.stmts.as_slice() {
+    let fits = |size: Size, off: u32| {
+        u64::from(off) + u64::from(size.bytes()) < super::value::SPECIAL_OFFSETS
+    };
+    match *block.stmts.as_slice() {
         [] => Some((None, op, k)),
-        [Stmt::Ld(Src::Abs(size, off))]
-            if u64::from(*off) + u64::from(size.bytes()) < super::value::SPECIAL_OFFSETS =>
-        {
-            Some((Some((*size, *off)), op, k))
+        [Stmt::Ld(Src::Abs(size, off))] if fits(size, off) => {
+            Some((Some((false, size, off)), op, k))
+        }
+        [Stmt::Ld(Src::Ind(size, off))] if fits(size, off) => {
+            Some((Some((true, size, off)), op, k))
         }
         _ => None,
     }
+}
+
+fn load(key: Key) -> Stmt {
+    let (ind, size, off) = key;
+    Stmt::Ld(if ind { Src::Ind(size, off) } else { Src::Abs(size, off) })
+}
+
+/// Per block: whether X holds an IPv4 header length (`ldxb 4*([k]&0xf)`, 0 to 60) on entry,
+/// on every path. Loads relative to such an X fail exactly when `X + offset + size` exceeds the
+/// packet in every engine (no wrap-around), so their bounds compare like absolute ones.
+fn x_is_header_length(cfg: &Cfg, order: &[BlockId]) -> Vec<bool> {
+    let mut x_in: Vec<Option<bool>> = vec![None; cfg.len()];
+    x_in[cfg.entry.index()] = Some(false);
+    let mut out = vec![false; cfg.len()];
+    for &b in order {
+        let mut x = x_in[b.index()].unwrap_or(false);
+        for s in &cfg.block(b).stmts {
+            if s.defs().intersects(RegSet::X) {
+                x = matches!(s, Stmt::Ldx(XSrc::Msh(_)));
+            }
+        }
+        for t in cfg.block(b).term.succs() {
+            let slot = &mut x_in[t.index()];
+            *slot = Some(slot.unwrap_or(true) && x);
+        }
+        out[b.index()] = x_in[b.index()].unwrap_or(false);
+    }
+    out
 }
 
 fn edges(block: &Block) -> (BlockId, BlockId) {
@@ -73,6 +110,7 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             npreds[s.index()] += 1;
         }
     }
+    let x_msh = x_is_header_length(cfg, &order);
     let mut in_run = vec![false; cfg.len()];
     let mut changed = false;
     for exit_on in [true, false] {
@@ -105,36 +143,43 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             if run.len() < 3 {
                 continue;
             }
-            changed |= regroup(cfg, &run, exit_on, exit);
+            changed |= regroup(cfg, &run, exit_on, exit, x_msh[head.index()]);
         }
     }
     changed
 }
 
-fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId) -> bool {
+fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId, x_msh: bool) -> bool {
     let (last_jt, last_jf) = edges(cfg.block(*run.last().expect("non-empty")));
     let cont = if exit_on { last_jf } else { last_jt };
     if !a_dead(cfg.block(exit)) || !a_dead(cfg.block(cont)) {
         return false;
     }
-    // Per test: the value compared (None: A from before the run), the bound before it.
+    // Per test: the value compared (None: A from before the run), the bounds before it.
     let mut keys = Vec::with_capacity(run.len());
     let mut bounds = Vec::with_capacity(run.len());
     let mut loads = Vec::with_capacity(run.len());
-    let (mut key, mut bound) = (None, 0u64);
+    let (mut key, mut abs, mut ind) = (None, 0u64, 0u64);
+    let end = |(_, size, off): Key| u64::from(off) + u64::from(size.bytes());
     for &b in run {
         let (load, _, _) = simple(cfg.block(b)).expect("runs hold simple tests");
-        bounds.push(bound);
-        if let Some((size, off)) = load {
-            key = Some((size, off));
-            bound = bound.max(u64::from(off) + u64::from(size.bytes()));
+        bounds.push((abs, ind));
+        if let Some(k) = load {
+            key = Some(k);
+            if k.0 {
+                ind = ind.max(end(k));
+            } else {
+                abs = abs.max(end(k));
+            }
         }
         loads.push(load);
         keys.push(key);
     }
-    let end = |(size, off): (Size, u32)| u64::from(off) + u64::from(size.bytes());
+    let covered = |k: Key, (abs, ind): (u64, u64)| {
+        if k.0 { x_msh && end(k) <= ind } else { end(k) <= abs }
+    };
     let Some(m) = (1..run.len())
-        .find(|&m| (m..run.len()).all(|j| keys[j].is_some_and(|k| end(k) <= bounds[m])))
+        .find(|&m| (m..run.len()).all(|j| keys[j].is_some_and(|k| covered(k, bounds[m]))))
     else {
         return false;
     };
@@ -146,7 +191,7 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId) -> bool
         })
         .collect();
     // New order: tests on the value A holds, then one group per value.
-    let mut groups: Vec<((Size, u32), Vec<Test>)> = Vec::new();
+    let mut groups: Vec<(Key, Vec<Test>)> = Vec::new();
     let mut first = Vec::new();
     for t in &tests {
         if Some(t.key) == held {
@@ -161,7 +206,7 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId) -> bool
     if groups.len() >= old_loads {
         return false;
     }
-    let mut seq: Vec<(Option<(Size, u32)>, Test)> = first.into_iter().map(|t| (None, t)).collect();
+    let mut seq: Vec<(Option<Key>, Test)> = first.into_iter().map(|t| (None, t)).collect();
     for (key, ts) in groups {
         for (i, t) in ts.into_iter().enumerate() {
             seq.push(((i == 0).then_some(key), t));
@@ -172,7 +217,7 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId) -> bool
         let next = run.get(m + j + 1).copied().unwrap_or(cont);
         let (jt, jf) = if exit_on { (exit, next) } else { (next, exit) };
         let block = cfg.block_mut(b);
-        block.stmts = load.map(|(size, off)| Stmt::Ld(Src::Abs(size, off))).into_iter().collect();
+        block.stmts = load.map(self::load).into_iter().collect();
         block.term = Terminator::Branch { op: t.op, operand: Operand::K(t.k), jt, jf };
     }
     true
