@@ -7,7 +7,8 @@
 //! * replaces every block from which all paths end in `ret #0` by `ret #0` (a failing load
 //!   also returns 0, so even loads that could fail do not matter there; this is what turns
 //!   `ip6 and igmp` on DLT_IPV4 into "rejects all packets");
-//! * turns a branch whose edges go to the same block into a jump;
+//! * turns a branch whose edges go to the same block into a jump, and `jge #k` followed on its
+//!   true edge by a bare `jgt #k` (both leaving to the same block) into `jeq #k`;
 //! * sends edges that reach an empty jump block straight to its target;
 //! * copies `ret` into a jump to an empty return block that other blocks reach too;
 //! * appends a block reached by a single jump to the jumping block.
@@ -61,6 +62,20 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             && jt == jf
         {
             term = Terminator::Jump(jt);
+        }
+        // `jge #k` then `jgt #k` on its true edge (a one-port range): `A == k`.
+        if let Terminator::Branch { op: JmpOp::Jge, operand: Operand::K(k), jt: c, jf: out } = term
+            && let Block {
+                stmts,
+                term:
+                    Terminator::Branch { op: JmpOp::Jgt, operand: Operand::K(k2), jt: out2, jf: inside },
+            } = cfg.block(c)
+            && stmts.is_empty()
+            && *k2 == k
+            && *out2 == out
+        {
+            term =
+                Terminator::Branch { op: JmpOp::Jeq, operand: Operand::K(k), jt: *inside, jf: out };
         }
         for s in term.succs_mut() {
             *s = through(cfg, *s);
