@@ -30,19 +30,12 @@ use crate::ir::*;
 /// How far into the packet a statement reads, when it reads at a fixed place: it fails exactly
 /// when the packet is shorter.
 fn fixed_bound(s: &Stmt) -> Option<u64> {
-    let end = match *s {
-        Stmt::Ld(Src::Abs(size, k)) => u64::from(k) + u64::from(size.bytes()),
-        Stmt::Ldx(XSrc::Msh(k)) => u64::from(k) + 1,
+    let (k, end) = match *s {
+        Stmt::Ld(Src::Abs(size, k)) => (k, u64::from(k) + u64::from(size.bytes())),
+        Stmt::Ldx(XSrc::Msh(k)) => (k, u64::from(k) + 1),
         _ => return None,
     };
-    (u64::from(*s_k(s)) < SPECIAL_OFFSETS && end <= SPECIAL_OFFSETS).then_some(end)
-}
-
-fn s_k(s: &Stmt) -> &u32 {
-    match s {
-        Stmt::Ld(Src::Abs(_, k)) | Stmt::Ldx(XSrc::Msh(k)) => k,
-        _ => &0,
-    }
+    (u64::from(k) < SPECIAL_OFFSETS && end <= SPECIAL_OFFSETS).then_some(end)
 }
 
 /// libpcap's `opt_peep` index fold: `…; add x; tax; ld [x + k]` with A = X + c (X the IPv4

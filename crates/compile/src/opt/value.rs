@@ -171,7 +171,7 @@ fn divide(op: AluOp) -> bool {
 /// Whether `op #k` is the same operation in every engine as `op x` with X = k, and may be
 /// folded at compile time.
 fn safe_constant(op: AluOp, k: u32) -> bool {
-    !(divide(op) && k == 0) && !(shift(op) && k >= 32)
+    !((divide(op) && k == 0) || (shift(op) && k >= 32))
 }
 
 /// `a op #k`, folded and simplified.
