@@ -11,7 +11,10 @@ use sift_compile::ir::{AluOp, Size};
 use sift_compile::opt::REJECTS_ALL;
 use sift_compile::{Context, compile_program};
 use sift_filetests::packets::{Frame, directed};
-use sift_filetests::{Corpus, ExprGen, PacketSet, PacketSets, dlt};
+use sift_filetests::{
+    Candidate, Category, CompileRequest, Corpus, ExprGen, Options, PacketSet, PacketSets,
+    check_apply, dlt,
+};
 use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
 use sift_insn::{Insn, Program};
 use sift_vm::{Flavor, Interpreter};
@@ -198,6 +201,83 @@ fn generated_expressions_optimized_equals_unoptimized() {
     );
     assert!(t.wrong.is_empty(), "{} wrong:\n{}", t.wrong.len(), t.wrong.join("\n"));
     assert!(t.compared >= 3000, "only {} compared", t.compared);
+}
+
+/// sift with the optimizer, as the harness's candidate.
+struct Optimizing {
+    resolver: Layered,
+}
+
+impl Candidate for Optimizing {
+    fn name(&self) -> String {
+        "sift-compile (optimizing)".into()
+    }
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<Insn>, String> {
+        let ctx = Context {
+            link_type: req.link.dlt,
+            snaplen: req.snaplen as u32,
+            netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
+            linux_ext: req.linuxext,
+            resolver: &self.resolver,
+        };
+        compile_program(req.expr, &ctx, req.optimize).map(|p| p.0).map_err(|e| e.message)
+    }
+    fn optimizes(&self) -> bool {
+        true
+    }
+    fn supports_linuxext(&self) -> bool {
+        true
+    }
+    fn resolves_name_fixtures(&self) -> bool {
+        true
+    }
+}
+
+/// The corpus's apply cases (filters run over capture files with expected per-packet
+/// results), compiled unoptimized and optimized: every case sift supports passes both ways.
+#[test]
+fn apply_cases_pass_optimized() {
+    let Some(dir) = sift_testkit::libpcap_corpus() else { return };
+    let Some(corpus) = sift_testkit::oracle("libpcap corpus", Corpus::load(&dir)) else { return };
+    let mut fixtures = TableResolver::empty();
+    if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
+        fixtures.load_mixed(&text);
+    }
+    let cand = Optimizing { resolver: Layered(fixtures, SystemResolver::new()) };
+    let r = check_apply(&cand, &corpus.apply, Options { max_failures: 50 });
+    let unsupported = r
+        .all_failures
+        .iter()
+        .filter(|f| {
+            f.category == Category::CompileError && f.detail.contains(sift_compile::UNSUPPORTED)
+        })
+        .count();
+    // Failures of the unoptimized program that the harness explains as libpcap 1.10-vs-1.11
+    // differences are the code generator's business, not the optimizer's.
+    let explained = r
+        .all_failures
+        .iter()
+        .filter(|f| !f.detail.contains(sift_compile::UNSUPPORTED))
+        .filter(|f| f.detail.starts_with("unopt:") && sift_filetests::known::classify(f).is_some())
+        .count();
+    let wrong: Vec<String> = r
+        .all_failures
+        .iter()
+        .filter(|f| {
+            !(f.category == Category::CompileError && f.detail.contains(sift_compile::UNSUPPORTED))
+                && !(f.detail.starts_with("unopt:") && sift_filetests::known::classify(f).is_some())
+        })
+        .map(|f| f.to_string())
+        .collect();
+    println!(
+        "apply: {} cases, {} passed (unoptimized and optimized), {unsupported} not supported by sift yet, {} skipped, {explained} known 1.10/1.11 differences (unoptimized too), {} other failures",
+        r.total,
+        r.passed,
+        r.skipped.values().sum::<usize>(),
+        wrong.len()
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(r.passed >= 1, "no apply case passed");
 }
 
 // ---- random well-typed trees through the builder ------------------------------------------

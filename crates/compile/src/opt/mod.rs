@@ -25,13 +25,14 @@
 //! trampolines for branches beyond 255 instructions.
 //!
 //! **Fixed point by construction.** Every pass reports a change only when it lowers, in
-//! lexicographic order, the measure (paths from entry to a return, reachable blocks, edges,
-//! statements, statements not yet in canonical form, edges into empty jump blocks) without
-//! raising an earlier component (each module's documentation says which component its
-//! rewrites lower). The measure is a tuple of naturals, so the loop in [`optimize`] ends, with
-//! no pass limit. Each round is near-linear: value numbering and facts use hash tables, the
-//! dominator tree comes from [`crate::analysis::Facts`] (O(n log n)), liveness is an 18-bit
-//! set per block, and nothing recurses over the graph.
+//! lexicographic order, the measure (paths from entry to a return, total length in blocks of
+//! those paths, reachable blocks, edges, statements, statements not yet in canonical form,
+//! edges into empty jump blocks) without raising an earlier component (each module's
+//! documentation says which component its rewrites lower). The measure is a tuple of
+//! naturals, so the loop in [`optimize`] ends, with no pass limit. Each round is near-linear:
+//! value numbering and facts use hash tables, the dominator tree comes from
+//! [`crate::analysis::Facts`] (O(n log n)), liveness is an 18-bit set per block, and nothing
+//! recurses over the graph.
 //!
 //! **Semantics kept.** The optimized program returns, on every packet, what the original
 //! returns: the same value for every accepted or rejected packet, including packets too short

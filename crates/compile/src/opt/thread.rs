@@ -19,9 +19,10 @@
 //! blocks the old run visited, with the same register values wherever they are read, and the
 //! skipped statements could not have failed; so it returns the same value. (Facts and value
 //! numbers come from the graph before the pass; every edge moved keeps the run equivalent, so
-//! they stay true for the moved edges too, and several moves in one pass compose.) Each moved
-//! edge and folded branch removes paths from entry to exit, a finite count: the driver's
-//! measure strictly decreases.
+//! they stay true for the moved edges too, and several moves in one pass compose.) A folded
+//! branch removes paths from entry to exit; a moved edge removes paths or, past a jump,
+//! shortens every path through it by at least one block: the driver's measure strictly
+//! decreases.
 
 use super::fold::States;
 use super::known::{Known, dom_children, walk_dominators};
