@@ -15,9 +15,9 @@
 //! which ran without failing on every such run.
 
 use super::value::{Risk, Values, Vn};
+use super::{FastMap as HashMap, FastSet as HashSet};
 use crate::analysis::Facts;
 use crate::ir::*;
-use std::collections::{HashMap, HashSet};
 
 /// A branch outcome key: (A's value, the comparison, the operand's value).
 type Key = (Vn, JmpOp, Vn);

@@ -11,14 +11,14 @@
 //! identically, behave identically; redirecting edges between them changes no run. Each merge
 //! lowers the number of reachable blocks without changing the number of paths.
 
+use super::FastMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// Runs the pass.
 pub(crate) fn run(cfg: &mut Cfg) -> bool {
     let order = cfg.layout_order();
     let mut canon: Vec<BlockId> = (0..cfg.len() as u32).map(BlockId).collect();
-    let mut seen: HashMap<Block, BlockId> = HashMap::new();
+    let mut seen: FastMap<Block, BlockId> = FastMap::default();
     let mut changed = false;
     for &b in order.iter().rev() {
         let mut block = cfg.block(b).clone();

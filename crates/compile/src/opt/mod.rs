@@ -48,6 +48,47 @@ pub mod simplify;
 pub mod thread;
 pub mod value;
 
+/// A fast hasher for the small integer keys of the optimizer's tables (value numbers, block
+/// contents): multiply-rotate, as rustc's FxHash. Not DoS-resistant, which a compiler's
+/// tables of its own value numbers need not be.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub(crate) type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+/// A `HashSet` with [`FastHasher`].
+pub(crate) type FastSet<K> =
+    std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
+
 use crate::r#gen::{CompileError, Context};
 use crate::ir::*;
 use sift_insn::Program;
@@ -92,6 +133,10 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
         changed |= merge::run(cfg);
         cfg.compact();
         debug_assert!(cfg.check().is_ok(), "{:?}", cfg.check());
+        if std::env::var_os("SIFT_OPT_TRACE").is_some() {
+            let (b, s) = size(cfg);
+            eprintln!("round {}: {b} blocks, {s} statements", stats.rounds);
+        }
         if !changed {
             break;
         }

@@ -32,7 +32,7 @@ use crate::ir::*;
 
 /// How many blocks one edge may be moved past in one pass (bounds the work per edge; later
 /// rounds continue).
-pub const MAX_STEPS: usize = 256;
+pub const MAX_STEPS: usize = 64;
 
 /// Per block, per statement: whether the statement cannot fail where it stands.
 pub(crate) type Safe = Vec<Vec<bool>>;

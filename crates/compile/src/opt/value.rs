@@ -15,8 +15,8 @@
 //! (whose meaning differs between `#k` and `x` forms and between libpcap and Linux), and
 //! nothing is folded whose run-time result is not the same in every engine.
 
+use super::FastMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// A value number.
 pub(crate) type Vn = u32;
@@ -56,7 +56,7 @@ pub(crate) enum Val {
 /// The value-number table of one optimizer round.
 #[derive(Debug, Default)]
 pub(crate) struct Values {
-    map: HashMap<Val, Vn>,
+    map: FastMap<Val, Vn>,
     vals: Vec<Val>,
     opaque: u32,
 }
