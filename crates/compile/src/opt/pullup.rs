@@ -9,7 +9,7 @@
 //! Here a *run* is a chain of branch blocks that all leave to the same target on the same
 //! outcome (an `or` run: all true edges to `T`, each false edge to the next test; an `and` run:
 //! all false edges to `F`), each with at most one packet load (absolute, or relative to X when X
-//! holds an IPv4 header length, as in `port` tests), every block after the first
+//! holds an IPv4 header length, as in `port` tests) and an optional mask (`net` tests), every block after the first
 //! reached only from the previous one. Such a run is a disjunction (conjunction) of tests, so
 //! its tests may run in any order **once no load in it can fail**. The pass finds the first
 //! point of the run after which every load reads no further than loads earlier in the run
@@ -24,8 +24,8 @@
 
 use crate::ir::*;
 
-/// A value a run loads: `(relative to X, size, offset)`.
-type Key = (bool, Size, u32);
+/// A value a run loads: `(relative to X, size, offset, mask)` (`u32::MAX`: no `and`).
+type Key = (bool, Size, u32, u32);
 
 #[derive(Clone, Copy)]
 struct Test {
@@ -34,29 +34,34 @@ struct Test {
     k: u32,
 }
 
-/// The load a block starts with, if the block is a simple test: at most one statement, a
-/// packet load (absolute, or relative to X) below the special offsets, and a branch on a
-/// constant.
+/// The value a block tests, if the block is a simple test: no statement, or a packet load
+/// (absolute, or relative to X) below the special offsets with an optional `and #mask`; then a
+/// branch on a constant.
 fn simple(block: &Block) -> Option<(Option<Key>, JmpOp, u32)> {
     let Terminator::Branch { op, operand: Operand::K(k), .. } = block.term else { return None };
     let fits = |size: Size, off: u32| {
         u64::from(off) + u64::from(size.bytes()) < super::value::SPECIAL_OFFSETS
     };
-    match *block.stmts.as_slice() {
-        [] => Some((None, op, k)),
-        [Stmt::Ld(Src::Abs(size, off))] if fits(size, off) => {
-            Some((Some((false, size, off)), op, k))
-        }
-        [Stmt::Ld(Src::Ind(size, off))] if fits(size, off) => {
-            Some((Some((true, size, off)), op, k))
-        }
+    let (src, mask) = match *block.stmts.as_slice() {
+        [] => return Some((None, op, k)),
+        [Stmt::Ld(src)] => (src, u32::MAX),
+        [Stmt::Ld(src), Stmt::Alu(AluOp::And, Operand::K(m))] if m != u32::MAX => (src, m),
+        _ => return None,
+    };
+    match src {
+        Src::Abs(size, off) if fits(size, off) => Some((Some((false, size, off, mask)), op, k)),
+        Src::Ind(size, off) if fits(size, off) => Some((Some((true, size, off, mask)), op, k)),
         _ => None,
     }
 }
 
-fn load(key: Key) -> Stmt {
-    let (ind, size, off) = key;
-    Stmt::Ld(if ind { Src::Ind(size, off) } else { Src::Abs(size, off) })
+fn load(key: Key) -> Vec<Stmt> {
+    let (ind, size, off, mask) = key;
+    let mut v = vec![Stmt::Ld(if ind { Src::Ind(size, off) } else { Src::Abs(size, off) })];
+    if mask != u32::MAX {
+        v.push(Stmt::Alu(AluOp::And, Operand::K(mask)));
+    }
+    v
 }
 
 /// Per block: whether X holds an IPv4 header length (`ldxb 4*([k]&0xf)`, 0 to 60) on entry,
@@ -160,7 +165,7 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId, x_msh: 
     let mut bounds = Vec::with_capacity(run.len());
     let mut loads = Vec::with_capacity(run.len());
     let (mut key, mut abs, mut ind) = (None, 0u64, 0u64);
-    let end = |(_, size, off): Key| u64::from(off) + u64::from(size.bytes());
+    let end = |(_, size, off, _): Key| u64::from(off) + u64::from(size.bytes());
     for &b in run {
         let (load, _, _) = simple(cfg.block(b)).expect("runs hold simple tests");
         bounds.push((abs, ind));
@@ -202,8 +207,10 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId, x_msh: 
             groups.push((t.key, vec![*t]));
         }
     }
-    let old_loads = loads[m..].iter().filter(|l| l.is_some()).count();
-    if groups.len() >= old_loads {
+    let stmts = |k: &Option<Key>| k.map_or(0, |k| load(k).len());
+    let old: usize = loads[m..].iter().map(stmts).sum();
+    let new: usize = groups.iter().map(|g| stmts(&Some(g.0))).sum();
+    if new >= old {
         return false;
     }
     let mut seq: Vec<(Option<Key>, Test)> = first.into_iter().map(|t| (None, t)).collect();
@@ -217,7 +224,7 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId, x_msh: 
         let next = run.get(m + j + 1).copied().unwrap_or(cont);
         let (jt, jf) = if exit_on { (exit, next) } else { (next, exit) };
         let block = cfg.block_mut(b);
-        block.stmts = load.map(self::load).into_iter().collect();
+        block.stmts = load.map(self::load).unwrap_or_default();
         block.term = Terminator::Branch { op: t.op, operand: Operand::K(t.k), jt, jf };
     }
     true
