@@ -17,7 +17,7 @@
 //! count, so this never leans on a load that is itself deleted for leaning on an earlier one.
 //!
 //! Where the successors do not read A, a subtraction or mask just before `jeq #0` is fused into
-//! the comparison ([`fuse_compare`]).
+//! the comparison (`fuse_compare`).
 //!
 //! **Invariant kept.** Every register read keeps its value, and every statement that could
 //! fail still runs: the program returns the same value on every packet. Each deletion lowers

@@ -9,7 +9,7 @@
 //! * a statement that writes a register with the value it already holds is deleted (a
 //!   redundant load, store or move: the same value was computed, without failing, on every
 //!   path here);
-//! * statements take their canonical form ([`super::value::eval`]): constants from scratch
+//! * statements take their canonical form (`super::value::eval`): constants from scratch
 //!   words (or `tax`/`txa` when the other register holds the same value), `op #k` for `op x` with a known X, absolute loads for `[x + k]` with a known X,
 //!   `ld #c` for ALU results known at compile time;
 //! * `div x`/`mod x` by a known zero ends the block with `ret #0` (the program's run-time

@@ -5,7 +5,7 @@
 //! already say about A?", and dead-statement removal needs "can this load still fail here?".
 //! libpcap answers the first with edge-dominator bit vectors (O(n²) bits, recomputed every
 //! pass). Here the facts live in hash tables with an undo log, filled and rolled back while
-//! walking the dominator tree depth-first ([`walk_dominators`]): a block sees exactly the
+//! walking the dominator tree depth-first (`walk_dominators`): a block sees exactly the
 //! facts of its dominators and of the edges that dominate it, each lookup is O(1), and the
 //! whole walk is linear in the size of the graph.
 //!

@@ -3,7 +3,7 @@
 //! **Why it exists.** In `port 80` gencode tests the EtherType, the protocol and the fragment
 //! offset again for the destination port after the source port failed; in `host a or host b`
 //! each host re-tests the EtherType. Those tests are decided on the edges that reach them.
-//! Walking the dominator tree with [`super::known::Known`] in scope, this pass
+//! Walking the dominator tree with `super::known::Known` in scope, this pass
 //!
 //! * turns a branch decided at its own block into a jump, and
 //! * moves an edge `p → c` past `c` (and past the blocks after it, up to [`MAX_STEPS`]) when

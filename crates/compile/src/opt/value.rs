@@ -3,13 +3,13 @@
 //! **Why it exists.** Every pass of the optimizer asks the same two questions about a
 //! statement: which value does it compute, and can it end the program (a load past the
 //! captured length, `div x` by zero)? This module answers both once, for all passes: a
-//! [`Values`] table gives each distinct expression (`P[12:2]`, `P[X+14:2]` with X = v7,
+//! `Values` table gives each distinct expression (`P[12:2]`, `P[X+14:2]` with X = v7,
 //! `v3 & 0x1fff`, a constant…) one number, so equal numbers mean equal values on every packet
-//! and within one run, and [`eval`] simulates one statement on a register [`State`].
+//! and within one run, and `eval` simulates one statement on a register `State`.
 //!
 //! **Invariant kept.** A value number denotes one packet-determined value: two statements
 //! with the same number compute the same value *and* fail (end the program with 0) on exactly
-//! the same packets. Canonical rewrites ([`Eval::stmt`]) keep both: `ld [x + k]` with a known
+//! the same packets. Canonical rewrites (`Eval::stmt`) keep both: `ld [x + k]` with a known
 //! X becomes `ld [c + k]` only when `c + k` cannot wrap and stays below the ancillary range,
 //! `op x` with a known X becomes `op #c` except for a zero divisor or a shift of 32 or more
 //! (whose meaning differs between `#k` and `x` forms and between libpcap and Linux), and
