@@ -11,9 +11,11 @@
 //! all false edges to `F`), each with at most one packet load (absolute, or relative to X when X
 //! holds an IPv4 header length, as in `port` tests) and an optional mask (`net` tests), every block after the first
 //! reached only from the previous one. Such a run is a disjunction (conjunction) of tests, so
-//! its tests may run in any order **once no load in it can fail**. The pass finds the first
-//! point of the run after which every load reads no further than loads earlier in the run
-//! already did, and regroups the tests after that point: first those on the value A already
+//! its tests may run in any order **once no load in it can fail**, or when the run leaves to
+//! `ret #0` (then a failing load and leaving the run both answer 0, so the run means "every
+//! load succeeds and no test leaves", in any order). The pass finds the first point of the run
+//! after which every load reads no further than loads earlier in the run already did (the
+//! second test, for a run that leaves to `ret #0`), and regroups the tests after that point: first those on the value A already
 //! holds, then one load per value with its tests. It applies only when it saves loads.
 //!
 //! **Invariant kept.** The regrouped suffix computes the same disjunction (conjunction) of
@@ -180,8 +182,14 @@ fn regroup(cfg: &mut Cfg, run: &[BlockId], exit_on: bool, exit: BlockId, x_msh: 
         loads.push(load);
         keys.push(key);
     }
+    // When the run leaves to `ret #0`, a failing load answers what leaving would: 0. The run
+    // then means "no load fails and no test leaves", whatever the order.
+    let rejecting = {
+        let e = cfg.block(exit);
+        e.stmts.is_empty() && e.term == Terminator::Ret(RetVal::K(0))
+    };
     let covered = |k: Key, (abs, ind): (u64, u64)| {
-        if k.0 { x_msh && end(k) <= ind } else { end(k) <= abs }
+        rejecting || if k.0 { x_msh && end(k) <= ind } else { end(k) <= abs }
     };
     let Some(m) = (1..run.len())
         .find(|&m| (m..run.len()).all(|j| keys[j].is_some_and(|k| covered(k, bounds[m]))))
