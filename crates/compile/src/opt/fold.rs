@@ -8,7 +8,9 @@
 //!
 //! * a statement that writes a register with the value it already holds is deleted (a
 //!   redundant load, store or move: the same value was computed, without failing, on every
-//!   path here);
+//!   path here), and so is a run of statements writing only A that ends with the value A held
+//!   before it (`ldb [0]; and #0xf0` after a test of that same value), when every statement in
+//!   it that could fail computed part of that value;
 //! * statements take their canonical form (`super::value::eval`): constants from scratch
 //!   words (or `tax`/`txa` when the other register holds the same value), `op #k` for `op x` with a known X, absolute loads for `[x + k]` with a known X,
 //!   `ld #c` for ALU results known at compile time;
@@ -22,8 +24,30 @@
 //! which moves a statement down a finite ranking) or a folded branch, so the driver's loop
 //! measure strictly decreases.
 
-use super::value::{self, Risk, State, Values, X};
+use super::value::{self, A, Risk, State, Val, Values, Vn, X};
 use crate::ir::*;
+
+/// Whether `v` is `of` or one of the values `of` was computed from (so it was computed, without
+/// failing, wherever `of` was). Looks at most 64 values deep.
+fn within(values: &Values, of: Vn, v: Vn) -> bool {
+    let mut stack = vec![of];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        if n == v {
+            return true;
+        }
+        seen += 1;
+        if seen > 64 {
+            return false;
+        }
+        match values.get(n) {
+            Val::Ind(_, _, x) | Val::AluK(_, x, _) | Val::Neg(x) => stack.push(x),
+            Val::AluX(_, a, b) => stack.extend([a, b]),
+            _ => {}
+        }
+    }
+    false
+}
 
 /// Entry and exit states of every block (indexed by block; unreachable blocks hold zeros).
 pub(crate) struct States {
@@ -48,6 +72,9 @@ pub(crate) fn run(cfg: &mut Cfg, values: &mut Values) -> (States, bool) {
         states.entry[b.index()] = state;
         let block = cfg.block_mut(b);
         let mut out = Vec::with_capacity(block.stmts.len());
+        let mut risks = Vec::with_capacity(block.stmts.len());
+        // A run of statements that only write A: where it started in `out`, and A before it.
+        let mut run: Option<(usize, Vn)> = None;
         let mut fails = false;
         for &s in &block.stmts {
             let e = value::eval(values, &state, s);
@@ -60,8 +87,25 @@ pub(crate) fn run(cfg: &mut Cfg, values: &mut Values) -> (States, bool) {
                 continue;
             }
             changed |= e.stmt != s;
+            if e.stmt.defs() == RegSet::A {
+                run.get_or_insert((out.len(), state[A]));
+            } else {
+                run = None;
+            }
             out.push(e.stmt);
+            risks.push((e.vn, e.risk));
             state[e.dest] = e.vn;
+            // The run recomputed the value A held before it (`ldb [0]; and #0xf0` again):
+            // drop it if none of its statements could fail where the first computation did not.
+            if let Some((start, before)) = run
+                && state[A] == before
+                && risks[start..].iter().all(|&(v, r)| r == Risk::None || within(values, before, v))
+            {
+                out.truncate(start);
+                risks.truncate(start);
+                run = None;
+                changed = true;
+            }
         }
         block.stmts = out;
         if fails {
