@@ -1,14 +1,16 @@
 //! `sift compile`: compile a pcap-filter expression to classic BPF and print it the way
-//! `tcpdump -y LINKTYPE -s SNAPLEN -O -d EXPR` does.
+//! `tcpdump -y LINKTYPE -s SNAPLEN -d EXPR` does.
 //!
-//! The optimizer is not written yet: the program printed is always libpcap's *unoptimized*
-//! one (`-O` is accepted, for command lines copied from tcpdump). A bad expression exits with
-//! status 1 and the rendered diagnostic (with a caret under the offending text) on stderr.
+//! The program is optimized by default (`sift_compile::opt`); `-O` turns the optimizer off, as
+//! in tcpdump, and prints libpcap's unoptimized program. `--dump-cfg` prints the control-flow
+//! graph (after optimization, unless `-O`) as Graphviz dot instead of the program. A bad
+//! expression, or one the optimizer proves can never match ("expression rejects all
+//! packets", as libpcap), exits with status 1 and the rendered diagnostic on stderr.
 
 use std::process::ExitCode;
 
 use anyhow::bail;
-use sift_compile::{Context, compile_str, link_type_by_name};
+use sift_compile::{CompileError, Context, link_type_by_name};
 use sift_filter::SystemResolver;
 use sift_insn::text;
 
@@ -22,13 +24,18 @@ pub struct CompileArgs {
     /// Snapshot length: the value returned for accepted packets.
     #[arg(short = 's', long, default_value_t = 262_144)]
     pub snaplen: u32,
-    /// Do not optimize. Accepted for tcpdump compatibility: sift has no optimizer yet, so the
-    /// program is always the unoptimized one.
+    /// Do not optimize (as tcpdump's `-O`): print the unoptimized program.
     #[arg(short = 'O')]
     pub no_optimize: bool,
+    /// Print the control-flow graph as Graphviz dot instead of the program.
+    #[arg(long)]
+    pub dump_cfg: bool,
     /// Output form: `-d` listing (default), `-dd` C array, `-ddd` decimal.
     #[arg(short = 'd', action = clap::ArgAction::Count)]
     pub dump: u8,
+    /// Read the expression from this file (as tcpdump's `-F`); arguments are then ignored.
+    #[arg(short = 'F', value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
     /// The filter expression (several arguments are joined with spaces, as tcpdump does).
     #[arg(value_name = "EXPR", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expr: Vec<String>,
@@ -43,7 +50,12 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             args.link
         );
     };
-    let src = args.expr.join(" ");
+    let src = match &args.file {
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        }
+        None => args.expr.join(" "),
+    };
     let resolver = SystemResolver::new();
     let ctx = Context {
         link_type: dlt,
@@ -52,7 +64,19 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         linux_ext: false,
         resolver: &resolver,
     };
-    let prog = match compile_str(&src, &ctx) {
+    if args.dump_cfg {
+        return match cfg_of(&src, &ctx, !args.no_optimize) {
+            Ok(cfg) => {
+                print!("{}", sift_compile::print::dot(&cfg));
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprint!("{}", e.render(&src));
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
+    let prog = match sift_compile::compile_program(&src, &ctx, !args.no_optimize) {
         Ok(p) => p,
         Err(e) => {
             eprint!("{}", e.render(&src));
@@ -66,4 +90,20 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     };
     print!("{out}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The graph of `src`, optimized when asked (the empty graph answer of "rejects all" is still
+/// printed: a lone `ret #0` block).
+fn cfg_of(
+    src: &str,
+    ctx: &Context<'_>,
+    optimize: bool,
+) -> Result<sift_compile::ir::Cfg, CompileError> {
+    let expr = sift_filter::parse_with(src, ctx.resolver)
+        .map_err(|e| CompileError { message: e.libpcap_message(), span: Some(e.span) })?;
+    let mut cfg = sift_compile::compile(expr.as_ref(), ctx)?;
+    if optimize {
+        sift_compile::optimize(&mut cfg);
+    }
+    Ok(cfg)
 }

@@ -37,7 +37,7 @@ fn listing_equals_tcpdump_byte_for_byte() {
         theirs.push("-O");
         theirs.push(expr[0]);
         let Some(expected) = tcpdump(&theirs) else { return };
-        let mut ours = vec!["compile"];
+        let mut ours = vec!["compile", "-O"];
         ours.extend_from_slice(args);
         let out = sift(&ours);
         assert!(out.status.success(), "{ours:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -47,11 +47,53 @@ fn listing_equals_tcpdump_byte_for_byte() {
 
 #[test]
 fn default_is_en10mb_listing() {
-    let out = sift(&["compile", "tcp port 80"]);
+    let out = sift(&["compile", "-O", "tcp port 80"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("(000) ldh      [12]\n(001) jeq      #0x86dd"), "{text}");
     assert!(text.ends_with("ret      #262144\n(021) ret      #0\n"), "{text}");
+}
+
+/// Optimized by default, like `tcpdump -d`: for these filters sift's optimizer gives
+/// libpcap's optimized listing exactly.
+#[test]
+fn optimized_listing_equals_tcpdump() {
+    for expr in ["tcp port 80", "ip", "host 10.0.0.1", "ip and udp dst port 53", "ip6 and icmp6"] {
+        let Some(expected) = tcpdump(&["-y", "EN10MB", "-d", expr]) else { return };
+        let out = sift(&["compile", expr]);
+        assert!(out.status.success(), "{expr}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), expected, "{expr}");
+    }
+}
+
+/// libpcap's "expression rejects all packets", only when optimizing.
+#[test]
+fn rejects_all_packets_only_when_optimizing() {
+    let out = sift(&["compile", "tcp and udp"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "error: expression rejects all packets\n");
+    assert!(out.stdout.is_empty());
+    let out = sift(&["compile", "-O", "tcp and udp"]);
+    assert!(out.status.success());
+}
+
+/// `--dump-cfg` prints Graphviz dot, optimized unless `-O`; `-F` reads the expression.
+#[test]
+fn dump_cfg_and_expression_file() {
+    let out = sift(&["compile", "--dump-cfg", "ip and tcp"]);
+    assert!(out.status.success());
+    let dot = String::from_utf8(out.stdout).unwrap();
+    assert!(dot.starts_with("digraph cfg {"), "{dot}");
+    let unopt = sift(&["compile", "-O", "--dump-cfg", "tcp port 80"]);
+    let opt = sift(&["compile", "--dump-cfg", "tcp port 80"]);
+    assert!(unopt.stdout.len() > opt.stdout.len());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("filter");
+    std::fs::write(&path, "tcp port 80\n").unwrap();
+    let from_file = sift(&["compile", "-F", path.to_str().unwrap()]);
+    assert!(from_file.status.success());
+    assert_eq!(from_file.stdout, sift(&["compile", "tcp port 80"]).stdout);
 }
 
 #[test]

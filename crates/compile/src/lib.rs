@@ -49,8 +49,10 @@ pub mod emit;
 pub mod r#gen;
 pub mod ir;
 pub mod lift;
+pub mod opt;
 pub mod print;
 
 pub use r#gen::{
     CompileError, Context, UNSUPPORTED, compile, compile_str, dlt_from_linktype, link_type_by_name,
 };
+pub use opt::{compile_program, optimize};

@@ -1,0 +1,169 @@
+//! Dead-statement elimination: statements whose result no path reads.
+//!
+//! **Why it exists.** After folding and threading, loads whose values are never compared,
+//! stores to scratch words never read again and `tax` before an `ldx` remain. One backward
+//! sweep in reverse topological order computes liveness of A, X and `M[0..16]` (an 18-bit
+//! [`RegSet`] per block, so linear time and memory) and deletes each statement that writes
+//! only dead registers, libpcap's `opt_deadstores`.
+//!
+//! Unlike libpcap, a dead *load* is deleted only where it cannot fail (the flag computed by
+//! [`super::thread`]: a dominating statement computed the same value, or loaded further into
+//! the packet): a load past the end of a short packet ends the program with 0, and removing it
+//! would let the optimized program accept what the unoptimized one rejects (libpcap issue
+//! 430).
+//!
+//! A dead load is also deleted when a load kept later in the same block reads at least as far
+//! (if the first would fail, the second fails before anything is returned). Only kept loads
+//! count, so this never leans on a load that is itself deleted for leaning on an earlier one.
+//!
+//! Where the successors do not read A, a subtraction or mask just before `jeq #0` is fused into
+//! the comparison (`fuse_compare`).
+//!
+//! **Invariant kept.** Every register read keeps its value, and every statement that could
+//! fail still runs: the program returns the same value on every packet. Each deletion lowers
+//! the statement count, so the driver's measure strictly decreases.
+
+use super::thread::Safe;
+use super::value::{self, SPECIAL_OFFSETS, Val, Values};
+use crate::ir::*;
+
+/// How far into the packet a statement reads, when it reads at a fixed place: it fails exactly
+/// when the packet is shorter.
+fn fixed_bound(s: &Stmt) -> Option<u64> {
+    let (k, end) = match *s {
+        Stmt::Ld(Src::Abs(size, k)) => (k, u64::from(k) + u64::from(size.bytes())),
+        Stmt::Ldx(XSrc::Msh(k)) => (k, u64::from(k) + 1),
+        _ => return None,
+    };
+    (u64::from(k) < SPECIAL_OFFSETS && end <= SPECIAL_OFFSETS).then_some(end)
+}
+
+/// libpcap's `opt_peep` index fold: `…; add x; tax; ld [x + k]` with A = X + c (X the IPv4
+/// header length) becomes `…; add x; ld [x + k + c]`, leaving X as it was, when nothing else
+/// reads the sum from X. Keeps `flags` in step with the statements. Returns whether the block
+/// changed.
+fn fold_index(block: &mut Block, live_out: RegSet, flags: &mut Vec<bool>) -> bool {
+    let mut values = Values::new();
+    let mut st = values.unknown_state();
+    let n = block.stmts.len();
+    for i in 0..n {
+        let s = block.stmts[i];
+        if s == Stmt::Tax
+            && let Val::Msh(_) = values.get(st[value::X])
+            && let Val::AluK(AluOp::Add, base, c) = values.get(st[value::A])
+            && base == st[value::X]
+            && u64::from(c) < SPECIAL_OFFSETS
+        {
+            let mut uses = Vec::new();
+            let mut ok = true;
+            let mut redefined = false;
+            for j in i + 1..n {
+                let t = block.stmts[j];
+                match t {
+                    Stmt::Ld(Src::Ind(size, k))
+                        if u64::from(k) + u64::from(c) + u64::from(size.bytes())
+                            < SPECIAL_OFFSETS =>
+                    {
+                        uses.push(j);
+                        continue;
+                    }
+                    _ if t.uses().intersects(RegSet::X) => {
+                        ok = false;
+                        break;
+                    }
+                    _ if t.defs().intersects(RegSet::X) => {
+                        redefined = true;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let x_after = live_out.union(block.term.uses()).intersects(RegSet::X);
+            if ok && !uses.is_empty() && (redefined || !x_after) {
+                for &j in &uses {
+                    if let Stmt::Ld(Src::Ind(size, k)) = block.stmts[j] {
+                        block.stmts[j] = Stmt::Ld(Src::Ind(size, k + c));
+                    }
+                }
+                block.stmts.remove(i);
+                if i < flags.len() {
+                    flags.remove(i);
+                }
+                return true;
+            }
+        }
+        let e = value::eval(&mut values, &st, s);
+        st[e.dest] = e.vn;
+    }
+    false
+}
+
+/// libpcap's `opt_peep` compare fusions, for a block whose successors do not read A:
+/// `sub #k; jeq #0` is `jeq #k`, `sub x; jeq #0` is `jeq x`, and `and #m; jeq #0` is `jset #m`
+/// with the edges swapped. Returns whether the block changed.
+fn fuse_compare(block: &mut Block) -> bool {
+    let Terminator::Branch { op: JmpOp::Jeq, operand: Operand::K(0), jt, jf } = block.term else {
+        return false;
+    };
+    let term = match block.stmts.last() {
+        Some(&Stmt::Alu(AluOp::Sub, operand)) => {
+            Terminator::Branch { op: JmpOp::Jeq, operand, jt, jf }
+        }
+        Some(&Stmt::Alu(AluOp::And, Operand::K(m))) => {
+            Terminator::Branch { op: JmpOp::Jset, operand: Operand::K(m), jt: jf, jf: jt }
+        }
+        _ => return false,
+    };
+    block.stmts.pop();
+    block.term = term;
+    true
+}
+
+/// Runs the pass with the flags of [`super::thread::run`] (for the same statements).
+pub(crate) fn run(cfg: &mut Cfg, safe: &Safe) -> bool {
+    let order = cfg.layout_order();
+    let mut live_in = vec![RegSet::EMPTY; cfg.len()];
+    let mut changed = false;
+    for &b in order.iter().rev() {
+        let mut succ_live = RegSet::EMPTY;
+        for s in cfg.block(b).term.succs() {
+            succ_live = succ_live.union(live_in[s.index()]);
+        }
+        if !succ_live.intersects(RegSet::A) && fuse_compare(cfg.block_mut(b)) {
+            changed = true;
+        }
+        let mut flags = safe[b.index()].clone();
+        while fold_index(cfg.block_mut(b), succ_live, &mut flags) {
+            changed = true;
+        }
+        let block = cfg.block(b);
+        let mut live = block.term.uses().union(succ_live);
+        let mut keep = vec![true; block.stmts.len()];
+        // The furthest fixed-place read kept later in the block: a dead load reading no
+        // further cannot fail unless that one fails too.
+        let mut later = 0u64;
+        for (i, s) in block.stmts.iter().enumerate().rev() {
+            let dead = !s.defs().intersects(live);
+            let covered = fixed_bound(s).is_some_and(|b| b <= later);
+            if dead && (flags.get(i).copied().unwrap_or(false) || covered) {
+                keep[i] = false;
+                changed = true;
+            } else {
+                live = live.minus(s.defs()).union(s.uses());
+                if let Some(b) = fixed_bound(s) {
+                    later = later.max(b);
+                }
+            }
+        }
+        live_in[b.index()] = live;
+        if keep.contains(&false) {
+            let block = cfg.block_mut(b);
+            let mut i = 0;
+            block.stmts.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+    }
+    changed
+}

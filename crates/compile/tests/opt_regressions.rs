@@ -1,0 +1,195 @@
+//! Known libpcap optimizer failures, and the optimizer's own edge cases, one test each.
+
+use sift_compile::opt::REJECTS_ALL;
+use sift_compile::{Context, compile_program, link_type_by_name};
+use sift_filter::SystemResolver;
+use sift_insn::Program;
+use sift_verify::{Mode, validate};
+
+fn ctx_for<'a>(link: &str, resolver: &'a SystemResolver) -> Context<'a> {
+    Context {
+        link_type: link_type_by_name(link).unwrap(),
+        snaplen: 262144,
+        netmask: None,
+        linux_ext: false,
+        resolver,
+    }
+}
+
+fn compile(src: &str, optimize: bool) -> Result<Program, String> {
+    let r = SystemResolver::new();
+    compile_program(src, &ctx_for("EN10MB", &r), optimize).map_err(|e| e.message)
+}
+
+fn run(p: &Program, pkt: &[u8]) -> u32 {
+    let v = validate(p, Mode::Libpcap).expect("valid");
+    sift_vm::run(&v, pkt, pkt.len() as u32)
+}
+
+fn listing(p: &Program) -> String {
+    sift_insn::text::listing(p)
+}
+
+/// An Ethernet + IPv4 frame of `len` bytes with source and destination addresses.
+fn ipv4(len: usize, src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+    let mut f = vec![0u8; 64];
+    f[12] = 0x08;
+    f[14] = 0x45;
+    f[23] = 6;
+    f[26..30].copy_from_slice(&src);
+    f[30..34].copy_from_slice(&dst);
+    f.truncate(len);
+    f
+}
+
+/// libpcap issue 1699: `1/2=1/3&&1>4/5&&1>6/7` is 0=0 and 1>0 and 1>0, always true; libpcap's
+/// optimizer folds it to always-false. sift compiles it to a lone accepting `ret`.
+#[test]
+fn issue_1699_constant_divisions_fold_to_accept() {
+    let src = "1/2=1/3&&1>4/5&&1>6/7";
+    let unopt = compile(src, false).unwrap();
+    let opt = compile(src, true).unwrap();
+    assert_eq!(listing(&opt), "(000) ret      #262144\n");
+    for pkt in [&[][..], &[0u8; 14][..], &ipv4(60, [1; 4], [2; 4])[..]] {
+        assert_eq!(run(&unopt, pkt), 262144);
+        assert_eq!(run(&opt, pkt), 262144);
+    }
+    if let Ok(pcap) = sift_libpcap::Libpcap::load() {
+        match pcap.compile(1, 262144, src, true, !0) {
+            Ok(p) => println!("{} optimized:\n{}", pcap.version(), sift_insn::text::listing(&p)),
+            Err(e) => println!("{} optimized: {e}", pcap.version()),
+        }
+    }
+}
+
+/// `jset #0xffffffff` means A != 0 (libpcap treated it as always true until 2026; 1.10 answers
+/// "rejects all packets" for `x & 0xffffffff == 0`).
+#[test]
+fn jset_all_ones_is_a_nonzero_test() {
+    for src in [
+        "ether[0] & 0xffffffff == 0",
+        "ether[0] & 0xffffffff != 0",
+        "ether[0] != 0 and ether[0] & 0xffffffff != 0",
+        "ether[0] = 0 or ether[0] & 0xffffffff = 0",
+        "ether[0] & 0xffffffff != 0 and ether[0] = 0",
+    ] {
+        let unopt = compile(src, false).unwrap();
+        let opt = match compile(src, true) {
+            Ok(p) => p,
+            Err(e) if e == REJECTS_ALL => {
+                assert!((0..=255u8).all(|b| run(&unopt, &[b; 20]) == 0), "{src}: wrong reject-all");
+                continue;
+            }
+            Err(e) => panic!("{src}: {e}"),
+        };
+        for b in 0..=255u8 {
+            assert_eq!(run(&unopt, &[b; 20]), run(&opt, &[b; 20]), "{src} on byte {b:#x}");
+        }
+    }
+    // The plain test must not be folded either way.
+    let opt = compile("ether[0] & 0xffffffff == 0", true).unwrap();
+    assert_eq!(run(&opt, &[0; 20]), 262144);
+    assert_eq!(run(&opt, &[1; 20]), 0);
+}
+
+/// libpcap issue 430: its optimizer regroups host tests ahead of loads that can fail, so its
+/// program accepts a truncated frame the unoptimized program rejects. sift's does not.
+#[test]
+fn issue_430_truncated_frames_keep_their_answer() {
+    let src = "host 1.1.1.1 or host 2.2.2.2 or host 3.3.3.3";
+    let unopt = compile(src, false).unwrap();
+    let opt = compile(src, true).unwrap();
+    // 30 bytes: the source address is there, the destination is not.
+    let short = ipv4(30, [2, 2, 2, 2], [9; 4]);
+    assert_eq!(run(&unopt, &short), 0);
+    assert_eq!(run(&opt, &short), 0);
+    let full = ipv4(60, [2, 2, 2, 2], [9; 4]);
+    assert_eq!(run(&opt, &full), 262144);
+    assert!(opt.len() < unopt.len());
+    if let Ok(pcap) = sift_libpcap::Libpcap::load() {
+        let theirs = pcap.compile(1, 262144, src, true, !0).unwrap();
+        println!(
+            "libpcap optimized ({} insns) on the 30-byte frame: {} (sift: {} insns)",
+            theirs.len(),
+            pcap.filter(&theirs, &short, 30),
+            opt.len()
+        );
+    }
+}
+
+/// A divisor that folds to zero: the unoptimized program ends with 0 on every packet, so the
+/// optimized one is "rejects all packets" (libpcap refuses with "division by zero").
+#[test]
+fn folded_zero_divisor_rejects_all() {
+    let src = "ip[0] / (1 - 1) = 0";
+    let unopt = compile(src, false).unwrap();
+    for pkt in [&ipv4(60, [1; 4], [2; 4])[..], &[0u8; 60][..]] {
+        assert_eq!(run(&unopt, pkt), 0);
+    }
+    assert_eq!(compile(src, true), Err(REJECTS_ALL.to_owned()));
+}
+
+/// Impossible combinations are "rejects all packets" only when optimizing, as in libpcap.
+#[test]
+fn rejects_all_only_when_optimizing() {
+    let r = SystemResolver::new();
+    let ctx = ctx_for("IPV4", &r);
+    assert!(compile_program("ip6 and igmp", &ctx, false).is_ok());
+    let e = compile_program("ip6 and igmp", &ctx, true).unwrap_err();
+    assert_eq!(e.message, REJECTS_ALL);
+    assert_eq!(compile("tcp and udp", true), Err(REJECTS_ALL.to_owned()));
+    assert!(compile("tcp and udp", false).is_ok());
+}
+
+/// Filters that accept everything compile to a single `ret`.
+#[test]
+fn always_accepting_filters_are_one_return() {
+    for src in ["", "1 = 1", "len >= 0", "not (2 > 3)"] {
+        let opt = compile(src, true).unwrap();
+        assert_eq!(listing(&opt), "(000) ret      #262144\n", "{src}");
+    }
+    // Not so when a load can still fail: `tcp or not tcp` rejects frames shorter than 14
+    // bytes, optimized or not.
+    let opt = compile("tcp or not tcp", true).unwrap();
+    let unopt = compile("tcp or not tcp", false).unwrap();
+    for len in [0, 10, 13, 14, 60] {
+        let f = ipv4(len, [1; 4], [2; 4]);
+        assert_eq!(run(&opt, &f), run(&unopt, &f), "{len} bytes");
+    }
+    assert_eq!(run(&opt, &[0; 10]), 0);
+}
+
+fn hosts(n: usize) -> String {
+    let list: Vec<String> = (1..=n)
+        .map(|i| format!("host 10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255))
+        .collect();
+    format!("not ({})", list.join(" or "))
+}
+
+/// Long host lists: branches beyond 255 instructions get `ja` trampolines; the optimized
+/// program still answers as the unoptimized one, on full and truncated frames.
+#[test]
+fn long_host_list_with_far_branches() {
+    let src = hosts(400);
+    let unopt = compile(&src, false).unwrap();
+    let opt = compile(&src, true).unwrap();
+    assert!(opt.iter().any(|i| i.code == sift_insn::code::BPF_JMP | sift_insn::code::BPF_JA));
+    assert!(opt.len() * 2 < unopt.len(), "{} vs {}", opt.len(), unopt.len());
+    for (i, len) in [(1u32, 60), (399, 60), (400, 60), (401, 60), (7, 30), (7, 34), (0, 10)] {
+        let a = [10, (i >> 16) as u8, (i >> 8) as u8, i as u8];
+        for f in [ipv4(len, a, [9; 4]), ipv4(len, [9; 4], a)] {
+            assert_eq!(run(&unopt, &f), run(&opt, &f), "host {i}, {len} bytes");
+        }
+    }
+}
+
+/// 10,000 hosts compile optimized (no stack overflow, no blow-up).
+#[test]
+fn ten_thousand_hosts_compile() {
+    let src = hosts(10_000);
+    let opt = compile(&src, true).unwrap();
+    assert!(opt.len() < 70_000, "{} instructions", opt.len());
+    let f = ipv4(60, [10, 0, 39, 16], [9; 4]); // host 10000
+    assert_eq!(run(&opt, &f), 0);
+    assert_eq!(run(&opt, &ipv4(60, [10, 0, 39, 17], [9; 4])), 262144);
+}

@@ -1,0 +1,196 @@
+//! Program size against libpcap's optimizer: the corpus's `opt` listings (libpcap 1.11) and
+//! the system libpcap's `pcap_compile(…, optimize=1)` on generated expressions, per link type.
+//! Prints the distribution (shorter / equal / longer, totals) and pins it.
+//!
+//! On the corpus, sift's program is no longer than libpcap's for at least 95% of the
+//! expressions and shorter in total. On generated expressions it is not (about 80% no longer,
+//! 4% more instructions in total), and cannot be without changing what programs return: most
+//! of the longer ones keep a load whose value is unused, or keep tests in an order, because
+//! a truncated packet must still be rejected where the unoptimized program rejects it (libpcap
+//! drops or reorders those loads: its issue 430). With failing loads ignored as libpcap ignores
+//! them, the same passes give about 92% no longer and 1.4% fewer instructions in total. The
+//! generated figures are pinned as they are, against regressions. Run with `--nocapture` for
+//! the figures; `SIFT_OPT_SHOW=N` lists N of the longer ones.
+
+use std::collections::BTreeMap;
+
+use sift_compile::{Context, compile_program};
+use sift_filetests::{Corpus, ExprGen, dlt};
+use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
+use sift_libpcap::Libpcap;
+
+const LINKS: &[&str] = &[
+    "EN10MB",
+    "RAW",
+    "IPV4",
+    "IPV6",
+    "LINUX_SLL",
+    "LINUX_SLL2",
+    "NULL",
+    "LOOP",
+    "PPP",
+    "C_HDLC",
+    "FDDI",
+    "IEEE802",
+    "SLIP",
+];
+
+struct Layered(TableResolver, SystemResolver);
+
+impl Resolver for Layered {
+    fn service(&self, name: &str) -> Option<Service> {
+        self.0.service(name).or_else(|| self.1.service(name))
+    }
+    fn protocol(&self, name: &str) -> Option<u8> {
+        self.0.protocol(name).or_else(|| self.1.protocol(name))
+    }
+    fn host(&self, name: &str) -> Vec<std::net::IpAddr> {
+        let v = self.0.host(name);
+        if v.is_empty() { self.1.host(name) } else { v }
+    }
+    fn ether(&self, name: &str) -> Option<[u8; 6]> {
+        self.0.ether(name).or_else(|| self.1.ether(name))
+    }
+    fn network(&self, name: &str) -> Option<u32> {
+        self.0.network(name).or_else(|| self.1.network(name))
+    }
+}
+
+/// Sizes compared on one link type.
+#[derive(Default, Clone, Copy)]
+struct Dist {
+    shorter: usize,
+    equal: usize,
+    longer: usize,
+    sift: usize,
+    libpcap: usize,
+}
+
+impl Dist {
+    fn add(&mut self, sift: usize, libpcap: usize) {
+        match sift.cmp(&libpcap) {
+            std::cmp::Ordering::Less => self.shorter += 1,
+            std::cmp::Ordering::Equal => self.equal += 1,
+            std::cmp::Ordering::Greater => self.longer += 1,
+        }
+        self.sift += sift;
+        self.libpcap += libpcap;
+    }
+    fn merge(&mut self, o: &Dist) {
+        self.shorter += o.shorter;
+        self.equal += o.equal;
+        self.longer += o.longer;
+        self.sift += o.sift;
+        self.libpcap += o.libpcap;
+    }
+    fn total(&self) -> usize {
+        self.shorter + self.equal + self.longer
+    }
+    fn line(&self, name: &str) -> String {
+        format!(
+            "{name:>11}: {:>5} exprs: {:>5} shorter, {:>5} equal, {:>4} longer ({:.1}% no \
+             longer); instructions sift {} vs libpcap {} ({:+.1}%)",
+            self.total(),
+            self.shorter,
+            self.equal,
+            self.longer,
+            100.0 * (self.shorter + self.equal) as f64 / self.total().max(1) as f64,
+            self.sift,
+            self.libpcap,
+            100.0 * (self.sift as f64 - self.libpcap as f64) / self.libpcap.max(1) as f64
+        )
+    }
+}
+
+fn show() -> usize {
+    std::env::var("SIFT_OPT_SHOW").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn report(title: &str, per: &BTreeMap<&str, Dist>, longer: &[String]) -> Dist {
+    println!("{title}");
+    let mut all = Dist::default();
+    for (name, d) in per {
+        println!("{}", d.line(name));
+        all.merge(d);
+    }
+    println!("{}", all.line("all"));
+    for l in longer.iter().take(show()) {
+        println!("  longer: {l}");
+    }
+    all
+}
+
+#[test]
+fn corpus_sizes_against_libpcap_opt_listings() {
+    let Some(dir) = sift_testkit::libpcap_corpus() else { return };
+    let Some(corpus) = sift_testkit::oracle("libpcap corpus", Corpus::load(&dir)) else { return };
+    let mut fixtures = TableResolver::empty();
+    if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
+        fixtures.load_mixed(&text);
+    }
+    let resolver = Layered(fixtures, SystemResolver::new());
+    let mut per: BTreeMap<&str, Dist> = BTreeMap::new();
+    let mut longer = Vec::new();
+    for c in corpus.accept.iter().filter(|c| LINKS.contains(&c.link.name)) {
+        let Some(opt) = c.opt.as_deref().and_then(|t| sift_insn::text::parse(t).ok()) else {
+            continue;
+        };
+        let ctx = Context {
+            link_type: c.link.dlt,
+            snaplen: c.snaplen as u32,
+            netmask: (c.netmask != 0xffff_ffff).then_some(c.netmask),
+            linux_ext: c.linuxext,
+            resolver: &resolver,
+        };
+        let Ok(prog) = compile_program(&c.expr, &ctx, true) else { continue };
+        per.entry(c.link.name).or_default().add(prog.len(), opt.len());
+        if prog.len() > opt.len() {
+            longer.push(format!(
+                "{} {} `{}`: {} vs {}",
+                c.name,
+                c.link.name,
+                c.expr,
+                prog.len(),
+                opt.len()
+            ));
+        }
+    }
+    let all = report("corpus (libpcap 1.11 opt listings)", &per, &longer);
+    assert!(all.total() >= 900, "only {} compared", all.total());
+    assert!(all.sift < all.libpcap, "not shorter in total");
+    assert!((all.shorter + all.equal) * 100 >= all.total() * 95, "fewer than 95% no longer");
+}
+
+#[test]
+fn generated_sizes_against_system_libpcap() {
+    let Some(pcap) = sift_testkit::oracle("system libpcap", Libpcap::load()) else { return };
+    let resolver = SystemResolver::new();
+    let mut per: BTreeMap<&str, Dist> = BTreeMap::new();
+    let mut longer = Vec::new();
+    for (i, name) in LINKS.iter().enumerate() {
+        let link = dlt::by_name(name).unwrap();
+        let ctx = Context {
+            link_type: link.dlt,
+            snaplen: 262144,
+            netmask: None,
+            linux_ext: false,
+            resolver: &resolver,
+        };
+        let n = if *name == "EN10MB" { 1500 } else { 300 };
+        for src in ExprGen::new(0x5eed + i as u64, name).take(n) {
+            let Ok(reference) = pcap.compile(link.dlt, 262144, &src, true, 0xffff_ffff) else {
+                continue;
+            };
+            let Ok(prog) = compile_program(&src, &ctx, true) else { continue };
+            per.entry(name).or_default().add(prog.len(), reference.len());
+            if prog.len() > reference.len() {
+                longer.push(format!("{name} `{src}`: {} vs {}", prog.len(), reference.len()));
+            }
+        }
+    }
+    let all = report(&format!("generated ({} optimized)", pcap.version()), &per, &longer);
+    assert!(all.total() >= 2000, "only {} compared", all.total());
+    // Pinned (see the module documentation for why not 95% and shorter).
+    assert!(all.sift * 100 <= all.libpcap * 105, "more than 5% longer in total");
+    assert!((all.shorter + all.equal) * 100 >= all.total() * 78, "fewer than 78% no longer");
+}
