@@ -157,7 +157,7 @@ fn bench_one(
     let prog = match source {
         Source::Program(p) => p.clone(),
         Source::Expression(e) => {
-            crate::dump::compile_for_file(e, resolver, packets.link_type, packets.snaplen)?
+            crate::dump::compile_for_file(e, resolver, packets.link_type, packets.snaplen, true)?
         }
     };
     let sift_compile_time = started.elapsed();

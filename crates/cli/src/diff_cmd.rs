@@ -160,11 +160,11 @@ fn compare(
     args: &DiffArgs,
 ) -> anyhow::Result<Outcome> {
     let resolver = &shared.resolver;
-    let prog =
-        match crate::dump::compile_for_file(expr, resolver, packets.link_type, packets.snaplen) {
-            Ok(p) => p,
-            Err(e) => return Ok(Outcome::Refused(e.to_string())),
-        };
+    let (link_type, snaplen) = (packets.link_type, packets.snaplen);
+    let prog = match crate::dump::compile_for_file(expr, resolver, link_type, snaplen, false) {
+        Ok(p) => p,
+        Err(e) => return Ok(Outcome::Refused(e.to_string())),
+    };
     let validated = validate(&prog, Mode::Libpcap)
         .map_err(|e| anyhow::anyhow!("internal error: the compiled program is invalid: {e}"))?;
     let interp = sift_vm::Interpreter::new(&validated);
@@ -186,6 +186,31 @@ fn compare(
             per_packet: same(packets.iter().map(|(p, w)| j.run(p, w)).collect()),
         }),
         Err(e) => unavailable.push(("jit", e.to_string())),
+    }
+
+    // sift's optimized program, in the interpreter and the JIT. "Rejects all packets" is an
+    // answer too: then the reference must reject every packet.
+    match crate::dump::compile_for_file(expr, resolver, link_type, snaplen, true) {
+        Ok(opt) => match validate(&opt, Mode::Libpcap) {
+            Ok(v) => {
+                let i = sift_vm::Interpreter::new(&v);
+                let note = format!("sift's optimizer: {} instructions", opt.len());
+                let values = packets.iter().map(|(p, w)| i.run(p, w)).collect();
+                engines.push(Answers { name: "optimized", note, per_packet: same(values) });
+                if let Ok(j) = sift_jit::JitFilter::compile(&v) {
+                    let values = packets.iter().map(|(p, w)| j.run(p, w)).collect();
+                    let note = format!("the optimized program, {} bytes", j.code().len());
+                    engines.push(Answers { name: "jit-optimized", note, per_packet: same(values) });
+                }
+            }
+            Err(e) => bail!("internal error: the optimized program is invalid: {e}"),
+        },
+        Err(e) if e.to_string().contains("rejects all packets") => engines.push(Answers {
+            name: "optimized",
+            note: "sift's optimizer: rejects all packets".into(),
+            per_packet: same(vec![0; packets.len()]),
+        }),
+        Err(e) => unavailable.push(("optimized", e.to_string())),
     }
 
     match &shared.libpcap {

@@ -46,6 +46,10 @@ pub struct DumpArgs {
     /// then ignored, as with tcpdump.
     #[arg(short = 'F', value_name = "FILE")]
     pub filter_file: Option<PathBuf>,
+    /// Do not run the optimizer on the compiled filter (as tcpdump -O). Verdicts are the same
+    /// either way: sift's optimizer never changes what a program returns.
+    #[arg(short = 'O')]
+    pub no_optimize: bool,
     /// The filter engine: `jit` (the default on x86-64) or `interp`.
     #[arg(long, value_enum)]
     pub engine: Option<crate::bpf_cmd::Engine>,
@@ -92,6 +96,8 @@ enum Sink {
 struct Filters {
     expr: String,
     engine: Option<crate::bpf_cmd::Engine>,
+    /// Whether to run sift's optimizer (tcpdump's default; `-O` turns it off).
+    optimize: bool,
     resolver: sift_filter::SystemResolver,
     by_link_type: std::collections::HashMap<u16, sift_jit::Filter>,
 }
@@ -112,7 +118,13 @@ impl Filters {
     fn prepare(&mut self, iface: &Interface) -> anyhow::Result<()> {
         if !self.by_link_type.contains_key(&iface.link_type) {
             let snaplen = if iface.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { iface.snaplen };
-            let prog = compile_for_file(&self.expr, &self.resolver, iface.link_type, snaplen)?;
+            let prog = compile_for_file(
+                &self.expr,
+                &self.resolver,
+                iface.link_type,
+                snaplen,
+                self.optimize,
+            )?;
             let validated =
                 sift_verify::validate(&prog, sift_verify::Mode::Libpcap).map_err(|e| {
                     anyhow::anyhow!("internal error: the compiled filter is invalid: {e}")
@@ -134,6 +146,7 @@ pub(crate) fn compile_for_file(
     resolver: &dyn sift_filter::Resolver,
     link_type: u16,
     snaplen: u32,
+    optimize: bool,
 ) -> anyhow::Result<sift_insn::Program> {
     let ctx = sift_compile::Context {
         link_type: sift_compile::dlt_from_linktype(link_type),
@@ -144,7 +157,7 @@ pub(crate) fn compile_for_file(
         linux_ext: false,
         resolver,
     };
-    sift_compile::compile_str(expr, &ctx)
+    sift_compile::compile_program(expr, &ctx, optimize)
         .map_err(|e| anyhow::anyhow!("{}", e.render(expr).trim_end()))
 }
 
@@ -166,6 +179,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
     let mut filters = expression(&args)?.map(|expr| Filters {
         expr,
         engine: args.engine,
+        optimize: !args.no_optimize,
         resolver: sift_filter::SystemResolver::new(),
         by_link_type: std::collections::HashMap::new(),
     });

@@ -421,7 +421,7 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
                 linux_ext: true,
                 resolver: &resolver,
             };
-            sift_compile::compile_str(text, &ctx)
+            sift_compile::compile_program(text, &ctx, !args.no_optimize)
                 .map_err(|e| anyhow::anyhow!("{}", e.render(text).trim_end()))?
                 .0
         }
