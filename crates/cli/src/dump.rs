@@ -46,6 +46,34 @@ pub struct DumpArgs {
     /// then ignored, as with tcpdump.
     #[arg(short = 'F', value_name = "FILE")]
     pub filter_file: Option<PathBuf>,
+    /// Do not resolve names (accepted for tcpdump compatibility: sift prints numbers only).
+    #[arg(short = 'n', action = clap::ArgAction::Count)]
+    pub numeric: u8,
+    /// Print the link-layer header on each line.
+    #[arg(short = 'e')]
+    pub link_header: bool,
+    /// Quiet: less protocol information.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Timestamps: -t none, -tt epoch seconds, -ttt delta from the previous packet, -tttt date
+    /// and time, -ttttt delta from the first packet.
+    #[arg(short = 't', action = clap::ArgAction::Count)]
+    pub time: u8,
+    /// Hex dump of each packet (-xx: with the link-layer header).
+    #[arg(short = 'x', action = clap::ArgAction::Count)]
+    pub hex: u8,
+    /// Hex and ASCII dump of each packet (-XX: with the link-layer header).
+    #[arg(short = 'X', action = clap::ArgAction::Count)]
+    pub hex_ascii: u8,
+    /// More detail (-v, -vv).
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Absolute TCP sequence numbers.
+    #[arg(short = 'S')]
+    pub absolute_seq: bool,
+    /// One JSON object per packet instead of text (schema: crates/decode/schema).
+    #[arg(long)]
+    pub json: bool,
     /// Do not run the optimizer on the compiled filter (as tcpdump -O). Verdicts are the same
     /// either way: sift's optimizer never changes what a program returns.
     #[arg(short = 'O')]
@@ -71,6 +99,65 @@ impl DumpArgs {
     }
 }
 
+/// How packets are printed: tcpdump's text or JSON Lines, into a reused buffer.
+pub(crate) struct PacketPrinter {
+    kind: PrinterKind,
+    buf: Vec<u8>,
+}
+
+enum PrinterKind {
+    Text(sift_decode::Printer),
+    Json(sift_decode::JsonWriter),
+}
+
+impl PacketPrinter {
+    /// The printer the options ask for; `nano` for nanosecond timestamps.
+    pub(crate) fn new(args: &DumpArgs, nano: bool) -> PacketPrinter {
+        use sift_decode::{HexDump, TimeFormat};
+        let kind = if args.json {
+            PrinterKind::Json(sift_decode::JsonWriter::new())
+        } else {
+            let time = match args.time {
+                0 => TimeFormat::TimeOfDay,
+                1 => TimeFormat::None,
+                2 => TimeFormat::Epoch,
+                3 => TimeFormat::DeltaPrevious,
+                4 => TimeFormat::DateTime,
+                _ => TimeFormat::DeltaFirst,
+            };
+            let hex = match (args.hex_ascii, args.hex) {
+                (0, 0) => HexDump::None,
+                (0, 1) => HexDump::Hex,
+                (0, _) => HexDump::HexLink,
+                (1, _) => HexDump::HexAscii,
+                _ => HexDump::HexAsciiLink,
+            };
+            PrinterKind::Text(sift_decode::Printer::new(sift_decode::Options {
+                link_header: args.link_header,
+                quiet: args.quiet,
+                time,
+                nano,
+                hex,
+                verbose: args.verbose,
+                absolute_seq: args.absolute_seq,
+            }))
+        };
+        PacketPrinter { kind, buf: Vec::with_capacity(1 << 12) }
+    }
+
+    /// Prints one packet to `out`.
+    pub(crate) fn print(&mut self, out: &mut impl Write, packet: &Packet<'_>) -> io::Result<()> {
+        self.buf.clear();
+        let (lt, ts, len, data) =
+            (packet.link_type, packet.timestamp, packet.wire_len, packet.data);
+        match &mut self.kind {
+            PrinterKind::Text(p) => p.print(&mut self.buf, lt, ts, len, data),
+            PrinterKind::Json(j) => j.write(&mut self.buf, lt, ts, len, data),
+        }
+        out.write_all(&self.buf)
+    }
+}
+
 /// Where packets go.
 enum Sink {
     Pcap {
@@ -88,7 +175,7 @@ enum Sink {
     },
     Print {
         out: io::BufWriter<io::Stdout>,
-        nano: bool,
+        printer: Box<PacketPrinter>,
     },
 }
 
@@ -360,12 +447,20 @@ fn run_parallel(
                 Ok(writer.write_encoded(bytes)?)
             })
         }
-        Some(Sink::Print { out, nano }) => {
-            let nano = *nano;
-            let encode = |p: &Packet<'_>, buf: &mut Vec<u8>| Ok(print_line(buf, p, nano)?);
+        Some(Sink::Print { out, printer }) => {
+            // Printing keeps state across packets (relative TCP sequence numbers, time
+            // deltas), so workers only filter: they pass the kept packets on as records, and
+            // this thread prints them in order.
+            let encode = |p: &Packet<'_>, buf: &mut Vec<u8>| -> anyhow::Result<()> {
+                crate::parallel::encode_packet(buf, p);
+                Ok(())
+            };
             crate::parallel::run(file, threads, &keep, &encode, |bytes, at, kept| {
                 progress.update(at, kept);
-                Ok(out.write_all(bytes)?)
+                for p in crate::parallel::decode_packets(bytes, iface.link_type) {
+                    printer.print(out, &p)?;
+                }
+                Ok(())
             })
         }
         Some(Sink::Pcapng { .. }) => return Ok(None),
@@ -399,8 +494,11 @@ fn open_sink(
     first: &Interface,
 ) -> anyhow::Result<Sink> {
     let Some(path) = &args.write else {
-        let nano = precision == Some(Precision::Nano);
-        return Ok(Sink::Print { out: io::BufWriter::with_capacity(1 << 16, io::stdout()), nano });
+        let printer = Box::new(PacketPrinter::new(args, precision == Some(Precision::Nano)));
+        return Ok(Sink::Print {
+            out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+            printer,
+        });
     };
     let out = open_output(path)?;
     if args.pcapng {
@@ -445,21 +543,12 @@ fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyho
             received[packet.interface as usize] += 1;
             writer.write(packet.interface, packet.timestamp, packet.wire_len, packet.data)?;
         }
-        Sink::Print { out, nano } => print_line(out, packet, *nano)?,
+        Sink::Print { out, printer } => printer.print(out, packet)?,
     }
     Ok(())
 }
 
 /// Prints the one-line summary of a packet (also used by live capture).
-pub(crate) fn print_line(out: &mut impl Write, packet: &Packet<'_>, nano: bool) -> io::Result<()> {
-    let time = crate::timefmt::time_of_day(packet.timestamp, nano);
-    let lt = linktype::display(packet.link_type);
-    if packet.data.len() as u64 == u64::from(packet.wire_len) {
-        writeln!(out, "{time} {lt}, length {}", packet.wire_len)
-    } else {
-        writeln!(out, "{time} {lt}, length {} (captured {})", packet.wire_len, packet.data.len())
-    }
-}
 
 fn finish(sink: Sink) -> anyhow::Result<()> {
     match sink {

@@ -301,7 +301,7 @@ fn pcapng_header_len(iface: &Interface) -> u64 {
 /// Where captured packets go.
 enum Output {
     Files(Box<Rotating>),
-    Print { out: io::StdoutLock<'static>, nano: bool },
+    Print { out: io::StdoutLock<'static>, printer: Box<crate::dump::PacketPrinter> },
 }
 
 /// Whether the program reads packet metadata (Linux ancillary loads), which only the kernel
@@ -445,7 +445,10 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
             let format = FileFormat { pcapng: args.pcapng, precision, interface: iface };
             Output::Files(Box::new(Rotating::new(path_text(path), format, &live)?))
         }
-        None => Output::Print { out: io::stdout().lock(), nano: precision == Precision::Nano },
+        None => Output::Print {
+            out: io::stdout().lock(),
+            printer: Box::new(crate::dump::PacketPrinter::new(&args, precision == Precision::Nano)),
+        },
     };
 
     let stop = sift_capture::stop_on_signals().context("cannot install the signal handlers")?;
@@ -665,7 +668,7 @@ impl Sink {
                     self.limit_reached = true;
                 }
             }),
-            Output::Print { out, nano } => {
+            Output::Print { out, printer } => {
                 let packet = Packet {
                     timestamp: ts,
                     wire_len: frame.wire_len,
@@ -674,9 +677,7 @@ impl Sink {
                     link_type: self.link_type,
                     offset: 0,
                 };
-                crate::dump::print_line(out, &packet, *nano)
-                    .and_then(|()| out.flush())
-                    .map_err(anyhow::Error::from)
+                printer.print(out, &packet).and_then(|()| out.flush()).map_err(anyhow::Error::from)
             }
         };
         match result {

@@ -17,7 +17,6 @@ mod parallel;
 mod plot;
 mod progress;
 mod source;
-mod timefmt;
 
 use std::process::ExitCode;
 

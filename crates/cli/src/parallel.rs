@@ -201,3 +201,38 @@ pub fn threads() -> usize {
     }
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
+
+/// Appends `p` to `buf` as an internal record (timestamp, lengths, bytes), for
+/// [`decode_packets`] on the consuming thread.
+pub fn encode_packet(buf: &mut Vec<u8>, p: &Packet<'_>) {
+    buf.extend_from_slice(&p.timestamp.secs.to_le_bytes());
+    buf.extend_from_slice(&p.timestamp.nanos.to_le_bytes());
+    buf.extend_from_slice(&p.wire_len.to_le_bytes());
+    buf.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&p.offset.to_le_bytes());
+    buf.extend_from_slice(p.data);
+}
+
+/// The packets [`encode_packet`] wrote into `buf`, with link type `link_type`.
+pub fn decode_packets(buf: &[u8], link_type: u16) -> impl Iterator<Item = Packet<'_>> {
+    let mut rest = buf;
+    std::iter::from_fn(move || {
+        const HEAD: usize = 8 + 4 + 4 + 4 + 8;
+        if rest.len() < HEAD {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(rest[i..i + 8].try_into().expect("8 bytes"));
+        let caplen = u32_at(16) as usize;
+        let packet = Packet {
+            timestamp: sift_pcap::Timestamp { secs: u64_at(0), nanos: u32_at(8) },
+            wire_len: u32_at(12),
+            data: rest.get(HEAD..HEAD + caplen)?,
+            interface: 0,
+            link_type,
+            offset: u64_at(20),
+        };
+        rest = &rest[HEAD + caplen..];
+        Some(packet)
+    })
+}
