@@ -548,8 +548,6 @@ fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyho
     Ok(())
 }
 
-/// Prints the one-line summary of a packet (also used by live capture).
-
 fn finish(sink: Sink) -> anyhow::Result<()> {
     match sink {
         Sink::Pcap { writer, .. } => {
