@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use sift_compile::{Context, UNSUPPORTED, compile_str};
 use sift_filetests::{
     Candidate, Category, CompileRequest, Corpus, ExprGen, LibpcapCandidate, Options, PacketSets,
-    Report, check_accept, check_differential, dlt, known,
+    Report, check_accept, check_apply, check_differential, check_reject, dlt, known,
 };
 use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
@@ -29,6 +29,16 @@ const LINKS: &[&str] = &[
     "FDDI",
     "IEEE802",
     "SLIP",
+    "ENC",
+    "PFLOG",
+    "IEEE802_11",
+    "IEEE802_11_RADIO",
+    "IEEE802_11_RADIO_AVS",
+    "PRISM_HEADER",
+    "PPI",
+    "PPP_SERIAL",
+    "PPP_PPPD",
+    "PPP_ETHER",
 ];
 
 struct Sift {
@@ -150,6 +160,120 @@ fn corpus_accept_cases_on_supported_link_types() {
     }
     assert!(all_wrong.is_empty(), "{} wrong answers:\n{}", all_wrong.len(), all_wrong.join("\n"));
     assert!(passed >= 995, "only {passed} accept cases passed (pinned: 995)");
+}
+
+fn fixture_candidate(dir: &std::path::Path) -> Sift {
+    let mut fixtures = TableResolver::empty();
+    if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
+        fixtures.load_mixed(&text);
+    }
+    Sift { resolver: Box::new(Layered(fixtures, SystemResolver::new())), fixtures: true }
+}
+
+/// Reject cases: sift must refuse every one. TESTrun compiles them optimized, so the cases
+/// whose error is the optimizer's "expression rejects all packets" cannot be refused by an
+/// unoptimized compile: for those, sift's program must return 0 on every frame of the link
+/// type's packet set instead (counted apart).
+#[test]
+fn corpus_reject_cases() {
+    let Some(dir) = sift_testkit::libpcap_corpus() else { return };
+    let Some(corpus) = sift_testkit::oracle("libpcap corpus", Corpus::load(&dir)) else { return };
+    let cand = fixture_candidate(&dir);
+    let (optimizer, rest): (Vec<_>, Vec<_>) =
+        corpus.reject.iter().cloned().partition(|c| c.errstr == "expression rejects all packets");
+    let r = check_reject(&cand, &rest, opts());
+    let unsupported = r.all_failures.len();
+    let mut by_link: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for c in &rest {
+        by_link.entry(c.link.name).or_default().0 += 1;
+    }
+    for f in &r.all_failures {
+        by_link.entry(f.link).or_default().1 += 1;
+    }
+    // Refusals: with libpcap's message, or sift's "not supported" (the link type or feature).
+    let mut sets = PacketSets::new(0x7e1, 600, 100, Some(dir.join("captures")));
+    let mut all_zero = 0;
+    let mut wrong_zero = Vec::new();
+    for c in &optimizer {
+        let req = CompileRequest {
+            expr: &c.expr,
+            link: c.link,
+            snaplen: 262_144,
+            netmask: c.netmask,
+            optimize: false,
+            linuxext: false,
+        };
+        match cand.compile(&req) {
+            Err(_) => all_zero += 1,
+            Ok(p) => {
+                let Ok(v) = sift_verify::validate(&p, sift_verify::Mode::Libpcap) else {
+                    wrong_zero.push(format!("{}: invalid program", c.name));
+                    continue;
+                };
+                let vm = sift_vm::Interpreter::new(&v);
+                let set = sets.get(c.link);
+                match set.frames.iter().position(|f| vm.run(&f.data, f.wire_len()) != 0) {
+                    None => all_zero += 1,
+                    Some(n) => {
+                        wrong_zero.push(format!("{} {:?}: accepts frame {n}", c.name, c.expr))
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "reject: {} cases ({} skipped), {} refused ({} with libpcap's message), {} compiled; \
+         {} more are the optimizer's 'rejects all packets': {all_zero} refused or rejecting \
+         every frame",
+        r.total,
+        r.skipped.values().sum::<usize>(),
+        r.passed,
+        r.figures.get("message contains errstr").copied().unwrap_or(0),
+        unsupported,
+        optimizer.len(),
+    );
+    if std::env::var("SIFT_SHOW_REJECT").is_ok() {
+        for (link, (n, bad)) in &by_link {
+            println!("  {link:>24}: {n:>5} cases, {bad} compiled");
+        }
+    }
+    let compiled: Vec<String> = r.all_failures.iter().map(|f| f.to_string()).collect();
+    assert!(
+        compiled.is_empty(),
+        "{} reject cases compiled:\n{}",
+        compiled.len(),
+        compiled.join("\n")
+    );
+    assert!(wrong_zero.is_empty(), "{}", wrong_zero.join("\n"));
+}
+
+/// Apply cases: the listed per-packet results on the corpus captures (unoptimized). Cases on
+/// link types or primitives sift does not support yet are counted apart.
+#[test]
+fn corpus_apply_cases() {
+    let Some(dir) = sift_testkit::libpcap_corpus() else { return };
+    let Some(corpus) = sift_testkit::oracle("libpcap corpus", Corpus::load(&dir)) else { return };
+    let cand = fixture_candidate(&dir);
+    let r = check_apply(&cand, &corpus.apply, opts());
+    let (unsupported, refused, wrong) = tally(&r, false);
+    println!(
+        "apply: {} cases, {} passed, {unsupported} unsupported, {} refused, {} wrong, {} skipped",
+        r.total,
+        r.passed,
+        refused.len(),
+        wrong.len(),
+        r.skipped.values().sum::<usize>()
+    );
+    for f in refused.iter().chain(&wrong) {
+        println!("  {f}");
+    }
+    if std::env::var("SIFT_SHOW_UNSUPPORTED").is_ok() {
+        for f in r.all_failures.iter().filter(|f| f.detail.contains(UNSUPPORTED)) {
+            println!("  unsupported: {f}");
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong answers:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(refused.is_empty(), "{} refused:\n{}", refused.len(), refused.join("\n"));
 }
 
 #[test]

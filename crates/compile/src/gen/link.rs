@@ -54,6 +54,28 @@ pub(crate) enum Kind {
     CHdlc,
     /// 802.2 LLC after a MAC header (DLT_FDDI, DLT_IEEE802): SNAP type at payload + 6.
     Llc,
+    /// 802.11 (DLT_IEEE802_11 and the radio-header variants): a variable-length MAC header
+    /// (computed at run time into a scratch word), then 802.2 LLC.
+    Wlan,
+    /// OpenBSD pflog (DLT_PFLOG): a variable-length header whose first byte is its length,
+    /// the address family at 1.
+    Pflog,
+}
+
+/// A variable-length header before the link-layer header, whose length the program computes
+/// first (gencode's `off_linkhdr.is_variable` and `gen_load_*_llprefixlen`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prefix {
+    /// None: the link-layer header starts at a constant offset.
+    None,
+    /// Radiotap: little-endian length at 2.
+    Radiotap,
+    /// AVS: big-endian length at 4.
+    Avs,
+    /// Prism, or AVS when the first word says so (the Prism header is 144 bytes).
+    Prism,
+    /// PPI: little-endian length at 2 (802.11 payload only: the DLT field is checked).
+    Ppi,
 }
 
 /// One supported link type (Linux DLT numbers).
@@ -77,18 +99,22 @@ pub(crate) struct Link {
     pub off_nl_nosnap: u32,
     /// Offsets of the source and destination MAC addresses, for link types that have them.
     pub mac: Option<(u32, u32)>,
+    /// The variable-length header before the link-layer header, if any.
+    pub prefix: Prefix,
+    /// Whether the link-layer payload starts at a run-time offset (`off_linkpl.is_variable`):
+    /// payload-relative loads are `ldx M[r]; ld [x + k]`.
+    pub var_pl: bool,
 }
 
 /// `(DLT, name)` of link types libpcap knows but sift does not generate code for yet.
 const OTHER_NAMES: &[(i32, &str)] = &[
-    (105, "IEEE802_11"),
-    (117, "PFLOG"),
-    (109, "ENC"),
-    (127, "IEEE802_11_RADIO"),
-    (163, "IEEE802_11_RADIO_AVS"),
-    (192, "PPI"),
-    (50, "PPP_SERIAL"),
-    (51, "PPP_ETHER"),
+    (16, "PPP_BSDOS"),
+    (7, "ARCNET"),
+    (129, "ARCNET_LINUX"),
+    (140, "MTP2"),
+    (123, "SUNATM"),
+    (122, "IP_OVER_FC"),
+    (107, "FRELAY"),
 ];
 
 /// `(name, DLT)` of the link types the generator supports (Linux DLT numbers).
@@ -106,6 +132,16 @@ pub const SUPPORTED: &[(&str, i32)] = &[
     ("FDDI", 10),
     ("IEEE802", 6),
     ("SLIP", 8),
+    ("ENC", 109),
+    ("PFLOG", 117),
+    ("IEEE802_11", 105),
+    ("IEEE802_11_RADIO", 127),
+    ("IEEE802_11_RADIO_AVS", 163),
+    ("PRISM_HEADER", 119),
+    ("PPI", 192),
+    ("PPP_SERIAL", 50),
+    ("PPP_PPPD", 166),
+    ("PPP_ETHER", 51),
 ];
 
 /// `pcap_datalink_val_to_description` of the supported link types.
@@ -123,6 +159,16 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("FDDI", "FDDI"),
     ("IEEE802", "Token Ring"),
     ("SLIP", "SLIP"),
+    ("ENC", "OpenBSD encapsulated IP"),
+    ("PFLOG", "OpenBSD pflog file"),
+    ("IEEE802_11", "802.11"),
+    ("IEEE802_11_RADIO", "802.11 plus radiotap header"),
+    ("IEEE802_11_RADIO_AVS", "802.11 plus AVS radio information header"),
+    ("PRISM_HEADER", "802.11 plus Prism header"),
+    ("PPI", "Per-Packet Information"),
+    ("PPP_SERIAL", "PPP over serial"),
+    ("PPP_PPPD", "PPP for pppd, with direction flag"),
+    ("PPP_ETHER", "PPPoE"),
 ];
 
 impl Link {
@@ -138,6 +184,8 @@ impl Link {
             off_nl: 0,
             off_nl_nosnap: 0,
             mac: None,
+            prefix: Prefix::None,
+            var_pl: false,
         };
         let with = |mut link: Link, off_nl, mac| {
             link.off_nl = off_nl;
@@ -159,6 +207,28 @@ impl Link {
             108 => l("LOOP", Kind::Loop, Some(0), 4),
             9 => l("PPP", Kind::Ppp, Some(2), 4),
             104 => Link { off_nl_nosnap: 1, ..l("C_HDLC", Kind::CHdlc, Some(2), 4) },
+            // DLT_ENC: the address family in host order, like DLT_NULL, in a 12-byte header.
+            109 => l("ENC", Kind::Null, Some(0), 12),
+            117 => Link { var_pl: true, ..l("PFLOG", Kind::Pflog, Some(0), 0) },
+            50 => l("PPP_SERIAL", Kind::Ppp, Some(2), 4),
+            166 => l("PPP_PPPD", Kind::Ppp, Some(2), 4),
+            51 => l("PPP_ETHER", Kind::Ppp, Some(6), 8),
+            105 | 127 | 163 | 119 | 192 => {
+                let (name, prefix) = match dlt {
+                    105 => ("IEEE802_11", Prefix::None),
+                    127 => ("IEEE802_11_RADIO", Prefix::Radiotap),
+                    163 => ("IEEE802_11_RADIO_AVS", Prefix::Avs),
+                    119 => ("PRISM_HEADER", Prefix::Prism),
+                    _ => ("PPI", Prefix::Ppi),
+                };
+                Link {
+                    off_nl: 8,
+                    off_nl_nosnap: 3,
+                    prefix,
+                    var_pl: true,
+                    ..l(name, Kind::Wlan, Some(24), 0)
+                }
+            }
             _ => {
                 let name = OTHER_NAMES
                     .iter()
@@ -177,9 +247,19 @@ impl Link {
         self.off_linkpl + self.off_nl
     }
 
-    /// Whether the link layer has MAC addresses (Ethernet-like).
+    /// Whether the link layer has MAC addresses (Ethernet-like, or 802.11).
     pub fn is_ether(&self) -> bool {
-        self.mac.is_some()
+        self.mac.is_some() || self.kind == Kind::Wlan
+    }
+
+    /// Whether the link-layer header starts at a run-time offset (`off_linkhdr.is_variable`).
+    pub fn var_hdr(&self) -> bool {
+        self.prefix != Prefix::None
+    }
+
+    /// Whether this is one of the PPP link types.
+    pub fn is_ppp(&self) -> bool {
+        self.kind == Kind::Ppp
     }
 
     /// gencode's `gen_linktype(ll_proto)`: "the link-layer payload is `ll_proto`".
@@ -248,8 +328,8 @@ impl Link {
                 };
                 cmp_h(b, self.off_linktype.unwrap_or(2), v)
             }
-            Kind::Llc => {
-                // The code generator handles LLC link types before calling this.
+            Kind::Llc | Kind::Wlan | Kind::Pflog => {
+                // The code generator handles these link types before calling this.
                 return Err(CompileError::unsupported("LLC link-layer types here", None));
             }
             Kind::CHdlc => {

@@ -40,8 +40,8 @@
 mod link;
 
 use crate::build::{BuildError, Builder, Cmp, Load, Pred, Value};
-use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Src, Stmt, XSrc};
-use link::{Link, ethertype};
+use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Slot, Src, Stmt, XSrc};
+use link::{Link, Prefix, ethertype};
 use sift_diag::{Diagnostic, Span};
 use sift_filter::Resolver;
 use sift_filter::ast::*;
@@ -163,11 +163,21 @@ type R<T> = Result<T, CompileError>;
 /// Generates the graph for `expr` (`None`: the empty filter, which accepts everything).
 pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileError> {
     let link = Link::for_dlt(ctx.link_type)?;
-    let mut g = Gen { b: Builder::new(), link, ctx, label_depth: 0, vlan_depth: 0 };
+    let mut g = Gen {
+        b: Builder::new(),
+        link,
+        ctx,
+        label_depth: 0,
+        vlan_depth: 0,
+        hdr_reg: None,
+        pl_reg: None,
+        reg_error: false,
+    };
     match expr {
         None => Ok(g.b.accept_all(ctx.snaplen)),
         Some(e) => {
             let p = g.expr(e)?;
+            let p = g.vloffsets(p)?;
             Ok(g.b.finish(p, ctx.snaplen))
         }
     }
@@ -234,6 +244,14 @@ struct Gen<'a> {
     label_depth: u32,
     /// VLAN tags matched so far (gencode's `vlan_stack_depth`).
     vlan_depth: u32,
+    /// The scratch word holding the link-layer header's offset, once a load needed it
+    /// (gencode's `off_linkhdr.reg`; variable-length radio headers only).
+    hdr_reg: Option<Slot>,
+    /// The scratch word holding the link-layer payload's offset, once a load needed it
+    /// (gencode's `off_linkpl.reg`; 802.11 and pflog).
+    pl_reg: Option<Slot>,
+    /// Whether allocating one of those words failed (reported when the expression is done).
+    reg_error: bool,
 }
 
 fn size_of(n: u8) -> Size {
@@ -251,8 +269,37 @@ fn proto_name(p: Option<Proto>) -> &'static str {
 impl Gen<'_> {
     // ---- loads and comparisons ----------------------------------------------------------
 
-    fn load(&self, base: Base, off: u32, size: Size) -> Load {
+    fn load(&mut self, base: Base, off: u32, size: Size) -> Load {
         let nl = self.link.nl();
+        if self.link.var_hdr() && matches!(base, Base::LinkHdr | Base::LinkType) {
+            // gencode's gen_abs_offset_varpart(&off_linkhdr): relative to the radio header's
+            // length, computed into a scratch word first.
+            let r = self.hdr_reg();
+            let k = match base {
+                Base::LinkType => self.link.off_linktype.unwrap_or(0) + off,
+                _ => self.link.off_linkhdr.wrapping_add(off),
+            };
+            return Load::Stmts(vec![Stmt::Ldx(XSrc::Mem(r)), Stmt::Ld(Src::Ind(size, k))]);
+        }
+        if self.link.var_pl && !matches!(base, Base::LinkHdr | Base::LinkType) {
+            let r = self.pl_reg();
+            let ldx = Stmt::Ldx(XSrc::Mem(r));
+            let ind = |k: u32| Stmt::Ld(Src::Ind(size, k));
+            return Load::Stmts(match base {
+                Base::Net => vec![ldx, ind(nl.wrapping_add(off))],
+                Base::LinkPl => vec![ldx, ind(self.link.off_linkpl + off)],
+                Base::NoSnap => {
+                    vec![ldx, ind(self.link.off_linkpl + self.link.off_nl_nosnap + off)]
+                }
+                Base::TranV6 => vec![ldx, ind(nl + 40 + off)],
+                _ => {
+                    // gen_loadx_iphdrlen with a variable payload offset.
+                    let mut v = self.iphdrlen_var(r);
+                    v.push(ind(nl + off));
+                    v
+                }
+            });
+        }
         match base {
             Base::LinkHdr => Load::Abs(size, self.link.off_linkhdr.wrapping_add(off)),
             Base::Net => Load::Abs(size, nl.wrapping_add(off)),
@@ -261,6 +308,53 @@ impl Gen<'_> {
             Base::NoSnap => Load::Abs(size, self.link.off_linkpl + self.link.off_nl_nosnap + off),
             Base::TranV4 => Load::AfterIpv4(nl, size, nl + off),
             Base::TranV6 => Load::Abs(size, nl + 40 + off),
+        }
+    }
+
+    /// `ldx M[r]; ldb [x + nl]; and #0xf; lsh #2; add x; tax`: X = the offset of the IPv4
+    /// payload when the network layer starts at the run-time offset in `M[r]` (gencode's
+    /// `gen_loadx_iphdrlen` with a variable offset).
+    fn iphdrlen_var(&self, r: Slot) -> Vec<Stmt> {
+        vec![
+            Stmt::Ldx(XSrc::Mem(r)),
+            Stmt::Ld(Src::Ind(Size::B, self.link.nl())),
+            Stmt::Alu(AluOp::And, Operand::K(0xf)),
+            Stmt::Alu(AluOp::Lsh, Operand::K(2)),
+            Stmt::Alu(AluOp::Add, Operand::X),
+            Stmt::Tax,
+        ]
+    }
+
+    /// A scratch word for a variable offset (gencode's `alloc_reg` in
+    /// `gen_abs_offset_varpart`); a failure is reported when the expression is done.
+    fn var_slot(b: &mut Builder, failed: &mut bool) -> Slot {
+        b.alloc_slot().unwrap_or_else(|_| {
+            *failed = true;
+            Slot::new(0).expect("slot 0 exists")
+        })
+    }
+
+    /// The scratch word holding the link-layer header offset, allocated on first use.
+    fn hdr_reg(&mut self) -> Slot {
+        match self.hdr_reg {
+            Some(r) => r,
+            None => {
+                let r = Self::var_slot(&mut self.b, &mut self.reg_error);
+                self.hdr_reg = Some(r);
+                r
+            }
+        }
+    }
+
+    /// The scratch word holding the link-layer payload offset, allocated on first use.
+    fn pl_reg(&mut self) -> Slot {
+        match self.pl_reg {
+            Some(r) => r,
+            None => {
+                let r = Self::var_slot(&mut self.b, &mut self.reg_error);
+                self.pl_reg = Some(r);
+                r
+            }
         }
     }
 
@@ -292,8 +386,23 @@ impl Gen<'_> {
         {
             return Ok(self.llc_linktype(ll_proto));
         }
-        if self.link.kind == link::Kind::Llc {
-            return Ok(self.llc802_linktype(ll_proto));
+        match self.link.kind {
+            link::Kind::Llc => return Ok(self.llc802_linktype(ll_proto)),
+            link::Kind::Wlan => {
+                // A data frame (gen_check_802_11_data_frame), then the 802.2 payload.
+                let b0 = self.wlan_data_frame();
+                let b1 = self.llc802_linktype(ll_proto);
+                return Ok(self.b.and(b0, b1));
+            }
+            link::Kind::Pflog => {
+                // The address family, in the header's second byte (Linux's AF_INET6).
+                return Ok(match ll_proto {
+                    ethertype::IP => self.eq(Base::LinkHdr, 1, Size::B, 2),
+                    ethertype::IPV6 => self.eq(Base::LinkHdr, 1, Size::B, 10),
+                    _ => self.b.never(),
+                });
+            }
+            _ => {}
         }
         self.link.linktype(&mut self.b, ll_proto)
     }
@@ -377,9 +486,16 @@ impl Gen<'_> {
         }
     }
 
+    /// An 802.11 data frame: type bits `10` in the frame control (libpcap 1.11's
+    /// `gen_check_802_11_data_frame`, one masked comparison).
+    fn wlan_data_frame(&mut self) -> Pred {
+        self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0x08, 0x0c)
+    }
+
     /// gencode's `gen_llc`: "an 802.2 LLC frame".
     fn llc_frame(&mut self) -> R<Pred> {
         match self.link.kind {
+            link::Kind::Wlan => Ok(self.wlan_data_frame()),
             link::Kind::Ether => {
                 let b0 = !self.cmp(Base::LinkType, 0, Size::H, Cmp::Gt, link::ETHERMTU, u32::MAX);
                 // Not NetWare over raw 802.3 (DSAP and SSAP 0xff).
@@ -444,6 +560,147 @@ impl Gen<'_> {
     /// gencode's `gen_ipfrag`: not a fragment other than the first.
     fn ipfrag(&mut self) -> Pred {
         !self.cmp(Base::Net, 6, Size::H, Cmp::Set, 0x1fff, u32::MAX)
+    }
+
+    // ---- variable-length headers ----------------------------------------------------------
+
+    /// gencode's `insert_compute_vloffsets` (and, for PPI, `gen_ppi_dlt_check`): code before
+    /// `p` that computes the run-time offsets `p`'s loads use. Only the offsets some load
+    /// needed are computed.
+    fn vloffsets(&mut self, p: Pred) -> R<Pred> {
+        use Stmt::*;
+        // The payload offset is computed from the header offset.
+        if self.pl_reg.is_some() && self.link.var_hdr() && self.hdr_reg.is_none() {
+            self.hdr_reg();
+        }
+        if self.reg_error {
+            return Err(BuildError::TooManyRegisters.into());
+        }
+        let ldb = |k| Ld(Src::Abs(Size::B, k));
+        // The header offset: statements leaving it in X and its word, after an optional
+        // branchy head (Prism/AVS).
+        let (head, mut stmts): (Option<Pred>, Vec<Stmt>) = match (self.link.prefix, self.hdr_reg) {
+            (Prefix::Radiotap | Prefix::Ppi, Some(r)) => (
+                None,
+                vec![
+                    ldb(3),
+                    Alu(AluOp::Lsh, Operand::K(8)),
+                    Tax,
+                    ldb(2),
+                    Alu(AluOp::Or, Operand::X),
+                    St(r),
+                    Tax,
+                ],
+            ),
+            (Prefix::Avs, Some(r)) => (None, vec![Ld(Src::Abs(Size::W, 4)), St(r), Tax]),
+            (Prefix::Prism, Some(r)) => {
+                // An AVS header (its cookie in the first word) gives its length at 4; a Prism
+                // header is 144 bytes.
+                let c = self.b.branch(
+                    vec![Ld(Src::Abs(Size::W, 0)), Alu(AluOp::And, Operand::K(0xffff_f000))],
+                    JmpOp::Jeq,
+                    Operand::K(0x8021_1000),
+                );
+                let avs = self.b.straight(vec![Ld(Src::Abs(Size::W, 4))]);
+                let prism = self.b.straight(vec![Ld(Src::Imm(144))]);
+                let h = self.b.ite(c, avs, prism);
+                (Some(self.b.join(h)), vec![St(r), Tax])
+            }
+            _ => (None, Vec::new()),
+        };
+        let body = match (self.link.kind, self.pl_reg) {
+            (link::Kind::Wlan, Some(pl)) => {
+                // gen_load_802_11_header_len: 24 bytes, 2 more for QoS data frames, and with
+                // radiotap, rounded up to 4 when the flags say there is padding.
+                if stmts.is_empty() {
+                    stmts.push(Ldx(XSrc::Imm(self.link.off_linkhdr)));
+                }
+                stmts.extend([
+                    Txa,
+                    Alu(AluOp::Add, Operand::K(24)),
+                    St(pl),
+                    Ld(Src::Ind(Size::B, 0)),
+                ]);
+                let data1 =
+                    self.b.branch(std::mem::take(&mut stmts), JmpOp::Jset, Operand::K(0x08));
+                let data2 = self.b.branch(Vec::new(), JmpOp::Jset, Operand::K(0x04));
+                let is_data = self.b.and(data1, !data2);
+                let qos = self.b.branch(Vec::new(), JmpOp::Jset, Operand::K(0x80));
+                let add2 =
+                    self.b.straight(vec![Ld(Src::Mem(pl)), Alu(AluOp::Add, Operand::K(2)), St(pl)]);
+                let qos = self.b.and(qos, add2);
+                let qos = self.b.join(qos);
+                let rest = if self.link.prefix == Prefix::Radiotap {
+                    let flags = self.b.branch(
+                        vec![Ld(Src::Abs(Size::W, 4))],
+                        JmpOp::Jset,
+                        Operand::K(0x0000_0002u32.swap_bytes()),
+                    );
+                    let ext = self.b.branch(
+                        Vec::new(),
+                        JmpOp::Jset,
+                        Operand::K(0x8000_0000u32.swap_bytes()),
+                    );
+                    let tsft = self.b.branch(
+                        Vec::new(),
+                        JmpOp::Jset,
+                        Operand::K(0x0000_0001u32.swap_bytes()),
+                    );
+                    let pad16 = self.b.branch(vec![ldb(16)], JmpOp::Jset, Operand::K(0x20));
+                    let pad8 = self.b.branch(vec![ldb(8)], JmpOp::Jset, Operand::K(0x20));
+                    let pad = self.b.ite(tsft, pad16, pad8);
+                    let round = self.b.straight(vec![
+                        Ld(Src::Mem(pl)),
+                        Alu(AluOp::Add, Operand::K(3)),
+                        Alu(AluOp::And, Operand::K(!3)),
+                        St(pl),
+                    ]);
+                    let pad = self.b.and(pad, round);
+                    let r = self.b.and(flags, !ext);
+                    let r = self.b.and(r, pad);
+                    let r = self.b.join(r);
+                    let qos = self.b.seq(qos, r);
+                    Some(qos)
+                } else {
+                    Some(qos)
+                };
+                let body = match rest {
+                    Some(q) => self.b.and(is_data, q),
+                    None => is_data,
+                };
+                Some(self.b.join(body))
+            }
+            (link::Kind::Pflog, Some(pl)) => {
+                // gen_load_pflog_llprefixlen: the header length, rounded up to 4.
+                stmts.extend([
+                    ldb(0),
+                    Alu(AluOp::Add, Operand::K(3)),
+                    Alu(AluOp::And, Operand::K(0xffff_fffc)),
+                    St(pl),
+                    Tax,
+                ]);
+                None
+            }
+            _ => None,
+        };
+        let mut p = match body {
+            Some(body) => self.b.seq(body, p),
+            None => {
+                if !stmts.is_empty() {
+                    self.b.prepend(&p, &stmts);
+                }
+                p
+            }
+        };
+        if let Some(h) = head {
+            p = self.b.seq(h, p);
+        }
+        if self.link.prefix == Prefix::Ppi {
+            // gen_ppi_dlt_check: the PPI header's DLT (little-endian) is DLT_IEEE802_11.
+            let check = self.b.cmp(Load::Abs(Size::W, 4), Cmp::Eq, 105u32.swap_bytes(), u32::MAX);
+            p = self.b.and(check, p);
+        }
+        Ok(p)
     }
 
     // ---- boolean structure --------------------------------------------------------------
@@ -533,31 +790,20 @@ impl Gen<'_> {
 
     /// gencode's `gen_load`: `proto[index:size]`.
     fn index_load(&mut self, proto: Proto, mut idx: Value, size: Size) -> R<Value> {
+        if self.link.var_hdr() || self.link.var_pl {
+            return self.index_load_var(proto, idx, size);
+        }
         let nl = self.link.nl();
         match proto {
             p if p.is_link() => Ok(self.b.load(idx, &[], self.link.off_linkhdr, size, None)?),
-            Proto::Ip
-            | Proto::Arp
-            | Proto::Rarp
-            | Proto::Ip6
-            | Proto::Atalk
-            | Proto::Decnet
-            | Proto::Sca
-            | Proto::Lat
-            | Proto::Moprc
-            | Proto::Mopdl => {
+            Proto::Radio => {
+                Err(CompileError::new("radio information not present in capture", None))
+            }
+            p if Self::is_net_proto(p) => {
                 let guard = self.abbrev(proto)?;
                 Ok(self.b.load(idx, &[], nl, size, Some(guard))?)
             }
-            Proto::Sctp
-            | Proto::Tcp
-            | Proto::Udp
-            | Proto::Icmp
-            | Proto::Igmp
-            | Proto::Igrp
-            | Proto::Pim
-            | Proto::Vrrp
-            | Proto::Carp => {
+            p if Self::is_tran_proto(p) => {
                 let old = idx.take_guard();
                 let p = self.abbrev(proto)?;
                 let frag = self.ipfrag();
@@ -578,6 +824,125 @@ impl Gen<'_> {
                 let nh = self.eq(Base::Net, 6, Size::B, ipproto::ICMPV6);
                 let g = self.b.and(g, nh);
                 Ok(self.b.load(idx, &[], nl + 40, size, Some(g))?)
+            }
+            p => Err(CompileError::unsupported(format!("`{}[…]`", p.as_str()), None)),
+        }
+    }
+
+    fn is_net_proto(p: Proto) -> bool {
+        matches!(
+            p,
+            Proto::Ip
+                | Proto::Arp
+                | Proto::Rarp
+                | Proto::Ip6
+                | Proto::Atalk
+                | Proto::Decnet
+                | Proto::Sca
+                | Proto::Lat
+                | Proto::Moprc
+                | Proto::Mopdl
+        )
+    }
+
+    fn is_tran_proto(p: Proto) -> bool {
+        matches!(
+            p,
+            Proto::Sctp
+                | Proto::Tcp
+                | Proto::Udp
+                | Proto::Icmp
+                | Proto::Igmp
+                | Proto::Igrp
+                | Proto::Pim
+                | Proto::Vrrp
+                | Proto::Carp
+        )
+    }
+
+    /// `gen_load` when the link-layer header or payload starts at a run-time offset: the
+    /// offset's scratch word is allocated while the load is built, before the protocol
+    /// checks, as in gencode.
+    fn index_load_var(&mut self, proto: Proto, mut idx: Value, size: Size) -> R<Value> {
+        let nl = self.link.nl();
+        let var_hdr = self.link.var_hdr();
+        match proto {
+            Proto::Radio => {
+                if !matches!(self.link.prefix, Prefix::Radiotap | Prefix::Avs | Prefix::Prism) {
+                    return Err(CompileError::new(
+                        "radio information not present in capture",
+                        None,
+                    ));
+                }
+                Ok(self.b.load(idx, &[], 0, size, None)?)
+            }
+            p if p.is_link() => {
+                let hdr = self.link.off_linkhdr;
+                if !var_hdr {
+                    return Ok(self.b.load(idx, &[], hdr, size, None)?);
+                }
+                let (mut slot, mut failed) = (self.hdr_reg, false);
+                let v = self.b.load_via(
+                    idx,
+                    |b| {
+                        let r = *slot.get_or_insert_with(|| Self::var_slot(b, &mut failed));
+                        vec![Stmt::Ldx(XSrc::Mem(r))]
+                    },
+                    hdr,
+                    size,
+                    None,
+                )?;
+                self.hdr_reg = slot;
+                self.reg_error |= failed;
+                Ok(v)
+            }
+            p if Self::is_net_proto(p) || p == Proto::Icmp6 || Self::is_tran_proto(p) => {
+                let tran = Self::is_tran_proto(p);
+                let old = if tran || p == Proto::Icmp6 { idx.take_guard() } else { None };
+                let (mut slot, mut failed) = (self.pl_reg, false);
+                let iphdr = |r: Slot| {
+                    let mut v = vec![Stmt::Ldx(XSrc::Mem(r))];
+                    if tran {
+                        v.extend([
+                            Stmt::Ld(Src::Ind(Size::B, nl)),
+                            Stmt::Alu(AluOp::And, Operand::K(0xf)),
+                            Stmt::Alu(AluOp::Lsh, Operand::K(2)),
+                            Stmt::Alu(AluOp::Add, Operand::X),
+                            Stmt::Tax,
+                        ]);
+                    }
+                    v
+                };
+                let off = if p == Proto::Icmp6 { nl + 40 } else { nl };
+                let v = self.b.load_via(
+                    idx,
+                    |b| iphdr(*slot.get_or_insert_with(|| Self::var_slot(b, &mut failed))),
+                    off,
+                    size,
+                    None,
+                )?;
+                self.pl_reg = slot;
+                self.reg_error |= failed;
+                let g = if tran {
+                    let pp = self.abbrev(proto)?;
+                    let frag = self.ipfrag();
+                    let mut g = self.b.and(pp, frag);
+                    if let Some(old) = old {
+                        g = self.b.and(old, g);
+                    }
+                    let ip = self.abbrev(Proto::Ip)?;
+                    self.b.and(ip, g)
+                } else if p == Proto::Icmp6 {
+                    let mut g = self.abbrev(Proto::Ip6)?;
+                    if let Some(old) = old {
+                        g = self.b.and(old, g);
+                    }
+                    let nh = self.eq(Base::Net, 6, Size::B, ipproto::ICMPV6);
+                    self.b.and(g, nh)
+                } else {
+                    self.abbrev(proto)?
+                };
+                Ok(self.b.guarded(v, g))
             }
             p => Err(CompileError::unsupported(format!("`{}[…]`", p.as_str()), None)),
         }
