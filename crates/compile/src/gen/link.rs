@@ -257,11 +257,6 @@ impl Link {
         self.prefix != Prefix::None
     }
 
-    /// Whether this is one of the PPP link types.
-    pub fn is_ppp(&self) -> bool {
-        self.kind == Kind::Ppp
-    }
-
     /// gencode's `gen_linktype(ll_proto)`: "the link-layer payload is `ll_proto`".
     pub fn linktype(&self, b: &mut Builder, ll_proto: u32) -> R<Pred> {
         use ethertype::*;

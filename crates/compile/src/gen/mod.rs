@@ -1032,7 +1032,31 @@ impl Gen<'_> {
                 let b1 = self.b.or(b2, b1);
                 Ok(self.b.and(b0, b1))
             }
-            Some(p) if p.is_link() => self.linktype(v),
+            Some(p) if p.is_link() => {
+                // libpcap 1.11's range checks.
+                let what = match self.link.kind {
+                    link::Kind::Ppp => "PPP protocol",
+                    link::Kind::CHdlc => "HDLC protocol",
+                    _ => "EtherType",
+                };
+                if v > 65535 {
+                    return Err(CompileError::new(
+                        format!("{what} {v} greater than maximum 65535"),
+                        None,
+                    ));
+                }
+                if matches!(
+                    self.link.kind,
+                    link::Kind::Ether | link::Kind::Sll | link::Kind::Llc | link::Kind::Wlan
+                ) && (256..=link::ETHERMTU).contains(&v)
+                {
+                    return Err(CompileError::new(
+                        format!("LLC DSAP {v} greater than maximum 255"),
+                        None,
+                    ));
+                }
+                self.linktype(v)
+            }
             Some(Proto::Iso) => {
                 let b0 = self.linktype(link::llcsap::ISONS)?;
                 let b1 = self.eq(Base::NoSnap, 0, Size::B, v);
@@ -1082,6 +1106,16 @@ impl Gen<'_> {
                 let outbound = match self.link.kind {
                     link::Kind::Sll => self.eq(Base::LinkHdr, 0, Size::H, 4),
                     link::Kind::Sll2 => self.eq(Base::LinkHdr, 10, Size::B, 4),
+                    link::Kind::Ppp if self.link.name == "PPP_PPPD" => {
+                        // The pppd direction byte: PPP_PPPD_IN 0, PPP_PPPD_OUT 1.
+                        let v = if matches!(p, Primitive::Inbound) { 0 } else { 1 };
+                        return Ok(self.eq(Base::LinkHdr, 0, Size::B, v));
+                    }
+                    link::Kind::Pflog => {
+                        // The pflog direction byte: PF_IN 1, PF_OUT 2.
+                        let v = if matches!(p, Primitive::Inbound) { 1 } else { 2 };
+                        return Ok(self.eq(Base::LinkHdr, 60, Size::B, v));
+                    }
                     link::Kind::Raw if self.link.name == "SLIP" => {
                         // `link[0] != 0` (SLIPDIR_IN is 0), through the arithmetic helpers.
                         // gencode's C arguments are evaluated right to left (scratch words).
@@ -1116,17 +1150,20 @@ impl Gen<'_> {
             Primitive::Geneve(_) => Err(CompileError::unsupported("`geneve`", None)),
             Primitive::Vxlan(_) => Err(CompileError::unsupported("`vxlan`", None)),
             Primitive::Llc(kind) => self.llc(kind.as_deref()),
-            Primitive::PfIfname(_)
-            | Primitive::PfRuleset(_)
-            | Primitive::PfRulenum(_)
-            | Primitive::PfSubrulenum(_)
-            | Primitive::PfReason(_)
-            | Primitive::PfAction(_) => Err(CompileError::unsupported("pflog primitives", None)),
-            Primitive::WlanType { .. }
-            | Primitive::WlanSubtype { .. }
-            | Primitive::WlanDir { .. } => {
-                Err(CompileError::unsupported("802.11 primitives", None))
+            Primitive::PfIfname(name) => self.pf_name(name, 4, "ifname", "interface"),
+            Primitive::PfRuleset(name) => self.pf_name(name, 20, "ruleset", "ruleset"),
+            Primitive::PfRulenum(n) => self.pf_field(36, Size::W, *n, "rnr"),
+            Primitive::PfSubrulenum(n) => self.pf_field(40, Size::W, *n, "srnr"),
+            Primitive::PfReason(n) => self.pf_field(3, Size::B, *n, "reason"),
+            Primitive::PfAction(n) => self.pf_field(2, Size::B, *n, "action"),
+            Primitive::WlanType { ty, subtype, .. } => match subtype {
+                None => self.wlan_fc(0, *ty, 0x0c, "type/subtype"),
+                Some(st) => self.wlan_fc(0, *ty | *st, 0xfc, "type/subtype"),
+            },
+            Primitive::WlanSubtype { type_subtype, .. } => {
+                self.wlan_fc(0, *type_subtype, 0xfc, "type/subtype")
             }
+            Primitive::WlanDir { dir, .. } => self.wlan_fc(1, *dir, 0x03, "dir"),
             Primitive::Atm(_) | Primitive::AtmField { .. } => {
                 Err(CompileError::unsupported("ATM primitives", None))
             }
@@ -1136,13 +1173,56 @@ impl Gen<'_> {
         }
     }
 
+    /// gencode's `gen_p80211_type`/`gen_p80211_fcdir`: masked frame-control bits.
+    fn wlan_fc(&mut self, off: u32, v: u32, mask: u32, what: &str) -> R<Pred> {
+        if self.link.kind != link::Kind::Wlan {
+            return Err(CompileError::new(
+                format!("'{what}' not supported on DLT_{}", self.link.name),
+                None,
+            ));
+        }
+        Ok(self.cmp(Base::LinkHdr, off, Size::B, Cmp::Eq, v, mask))
+    }
+
+    /// A pflog header field (gencode's `gen_pf_rnr`, `gen_pf_reason`…).
+    fn pf_field(&mut self, off: u32, size: Size, v: u32, what: &str) -> R<Pred> {
+        if self.link.kind != link::Kind::Pflog {
+            return Err(CompileError::new(
+                format!("'{what}' supported only on PFLOG linktype"),
+                None,
+            ));
+        }
+        Ok(self.eq(Base::LinkHdr, off, size, v))
+    }
+
+    /// A pflog name field of 16 bytes, compared over the name's length (gencode's
+    /// `gen_pf_ifname`, `gen_pf_ruleset`).
+    fn pf_name(&mut self, name: &str, off: u32, what: &str, noun: &str) -> R<Pred> {
+        if self.link.kind != link::Kind::Pflog {
+            return Err(CompileError::new(
+                format!("'{what}' supported only on PFLOG linktype"),
+                None,
+            ));
+        }
+        if name.len() >= 16 {
+            return Err(CompileError::new(format!("{noun} names can only be 15 characters"), None));
+        }
+        if name.is_empty() {
+            return Ok(self.b.always());
+        }
+        Ok(self.bcmp(Base::LinkHdr, off, name.as_bytes()))
+    }
+
     /// gencode's `gen_vlan` without BPF extensions: the three VLAN EtherTypes, the VLAN id,
     /// then every later offset moves 4 bytes on.
     fn vlan(&mut self, id: Option<u32>) -> R<Pred> {
         if self.label_depth > 0 {
             return Err(CompileError::new("no VLAN match after MPLS", None));
         }
-        if self.link.kind != link::Kind::Ether {
+        if self.link.prefix == Prefix::Ppi {
+            return Err(CompileError::new("'vlan' not supported on DLT_PPI", None));
+        }
+        if !matches!(self.link.kind, link::Kind::Ether | link::Kind::Wlan) {
             return Err(CompileError::new(
                 format!("no VLAN support for {}", self.link.descr),
                 None,
@@ -1174,7 +1254,7 @@ impl Gen<'_> {
         } else {
             match self.link.kind {
                 link::Kind::Ether | link::Kind::CHdlc => self.linktype(0x8847)?,
-                link::Kind::Ppp => {
+                link::Kind::Ppp if self.link.name == "PPP" => {
                     let off = self.link.off_linktype.unwrap_or(2);
                     self.b.cmp(Load::Abs(Size::H, off), Cmp::Eq, 0x0281, u32::MAX)
                 }
@@ -1244,7 +1324,7 @@ impl Gen<'_> {
                 if !self.link.is_ether() {
                     return Err(CompileError::new("not a broadcast link", None));
                 }
-                Ok(self.ehostop([0xff; 6], Dir::Dst))
+                self.mac_host([0xff; 6], Dir::Dst)
             }
             Some(Proto::Ip) => {
                 let Some(netmask) = self.ctx.netmask else {
@@ -1273,6 +1353,10 @@ impl Gen<'_> {
                         None,
                     ));
                 }
+                if self.link.kind == link::Kind::Wlan {
+                    let mut f = |g: &mut Self, off: u32| g.lh_set(off, 1);
+                    return Ok(self.wlan_by_frame(&mut f, false));
+                }
                 let (_, dst) = self.link.mac.unwrap_or((6, 0));
                 Ok(self.cmp(Base::LinkHdr, dst, Size::B, Cmp::Set, 1, u32::MAX))
             }
@@ -1298,13 +1382,39 @@ impl Gen<'_> {
     fn id(&mut self, q: &Quals, id: &Id) -> R<Pred> {
         let proto = q.proto.map(|p| p.0);
         let dir = q.dir.map_or(Dir::SrcOrDst, |d| d.0);
-        if !matches!(dir, Dir::Src | Dir::Dst | Dir::SrcOrDst | Dir::SrcAndDst) {
-            return Err(CompileError::unsupported(
-                format!("`{}`", dir.as_str()),
-                q.dir.map(|d| d.1),
-            ));
-        }
         let ty = q.ty.map(|t| t.0);
+        if !matches!(dir, Dir::Src | Dir::Dst | Dir::SrcOrDst | Dir::SrcAndDst) {
+            let dspan = q.dir.map(|d| d.1);
+            let d = dir.as_str();
+            if let Some(t @ (QualType::Port | QualType::Portrange)) = ty {
+                let t = if t == QualType::Port { "port" } else { "portrange" };
+                return Err(CompileError::new(
+                    format!("'{d}' is not a valid qualifier for '{t}'"),
+                    dspan,
+                ));
+            }
+            let wlan_dir = matches!(
+                dir,
+                Dir::Addr1 | Dir::Addr2 | Dir::Addr3 | Dir::Addr4 | Dir::Ra | Dir::Ta
+            );
+            if !wlan_dir {
+                return Err(CompileError::unsupported(format!("`{d}`"), dspan));
+            }
+            let mac_id = match id {
+                Id::Mac(_) => true,
+                Id::Name(_) => q.proto.is_some_and(|p| p.0.is_link()),
+                _ => false,
+            };
+            if self.link.kind != link::Kind::Wlan
+                || !mac_id
+                || !matches!(ty, None | Some(QualType::Host))
+            {
+                return Err(CompileError::new(
+                    format!("'{d}' is valid for 802.11 syntax only"),
+                    dspan,
+                ));
+            }
+        }
         if q.proto.is_some_and(|p| p.0 == Proto::Decnet)
             && matches!(ty, None | Some(QualType::Host))
         {
@@ -1531,7 +1641,7 @@ impl Gen<'_> {
                         None,
                     ));
                 }
-                Ok(self.ehostop(*m, dir))
+                self.mac_host(*m, dir)
             }
             Id::Arc(_) => Err(CompileError::unsupported("ARCnet addresses", None)),
             Id::Name(s) => self.host_name(proto, dir, is_net, s),
@@ -1563,7 +1673,7 @@ impl Gen<'_> {
             let Some(mac) = resolver.ether(s) else {
                 return Err(CompileError::new(format!("unknown ether host '{s}'"), None));
             };
-            return Ok(self.ehostop(mac, dir));
+            return self.mac_host(mac, dir);
         }
         let (mut tproto, mut tproto6) = (proto, proto);
         if self.link.off_linktype.is_none() && proto.is_none() {
@@ -1632,7 +1742,7 @@ impl Gen<'_> {
         }
         // libpcap 1.11's reading (the corpus): per protocol, the protocol and none of the
         // addresses, the protocols or-ed: `(ip and not (src or dst in A)) or (arp and …)…`.
-        let b0 = self.ehostop(mac, Dir::SrcOrDst);
+        let b0 = self.mac_host(mac, Dir::SrcOrDst)?;
         let protos: &[(u32, u32, u32)] = match proto {
             Some(Proto::Ip) => &[(ethertype::IP, 12, 16)],
             Some(Proto::Arp) => &[(ethertype::ARP, 14, 24)],
@@ -1797,6 +1907,113 @@ impl Gen<'_> {
             push(self, p);
         }
         acc.expect("non-empty comparison")
+    }
+
+    /// `link[off] & bit` as a branch on the link header (gencode's hand-built `jset` blocks).
+    fn lh_set(&mut self, off: u32, bit: u32) -> Pred {
+        self.cmp(Base::LinkHdr, off, Size::B, Cmp::Set, bit, u32::MAX)
+    }
+
+    /// gencode's `gen_wlanhostop` parts shared by source, destination and multicast: for
+    /// data frames `data_tods` (To DS set) or `data_notods`; for management frames `mgmt`;
+    /// never for control frames. Each test is built by `f` at the given offset.
+    fn wlan_by_frame(&mut self, f: &mut dyn FnMut(&mut Self, u32) -> Pred, src: bool) -> Pred {
+        let b0 = if src {
+            // From DS set: SA at 24 with To DS, at 16 without; From DS clear: at 10.
+            let b1 = self.lh_set(1, 0x01);
+            let b0 = f(self, 24);
+            let b0 = self.b.and(b1, b0);
+            let b2 = !self.lh_set(1, 0x01);
+            let b1 = f(self, 16);
+            let b1 = self.b.and(b2, b1);
+            let b0 = self.b.or(b1, b0);
+            let b1 = self.lh_set(1, 0x02);
+            let b0 = self.b.and(b1, b0);
+            let b2 = !self.lh_set(1, 0x02);
+            let b1 = f(self, 10);
+            let b1 = self.b.and(b2, b1);
+            self.b.or(b1, b0)
+        } else {
+            // DA at 16 with To DS, at 4 without.
+            let b1 = self.lh_set(1, 0x01);
+            let b0 = f(self, 16);
+            let b0 = self.b.and(b1, b0);
+            let b2 = !self.lh_set(1, 0x01);
+            let b1 = f(self, 4);
+            let b1 = self.b.and(b2, b1);
+            self.b.or(b1, b0)
+        };
+        // Data frames.
+        let b1 = self.lh_set(0, 0x08);
+        let b0 = self.b.and(b1, b0);
+        // Management frames: SA at 10, DA at 4.
+        let b2 = !self.lh_set(0, 0x08);
+        let b1 = f(self, if src { 10 } else { 4 });
+        let b1 = self.b.and(b2, b1);
+        let b0 = self.b.or(b1, b0);
+        // Not control frames (nor the reserved type).
+        let b1 = !self.lh_set(0, 0x04);
+        self.b.and(b1, b0)
+    }
+
+    /// Neither a CTS nor an ACK control frame (which have no second address).
+    fn wlan_not_cts_ack(&mut self) -> Pred {
+        let b0 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0x04, 0x0c);
+        let b1 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0xc0, 0xf0);
+        let b2 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0xd0, 0xf0);
+        let b2 = self.b.and(b1, b2);
+        self.b.or(b0, b2)
+    }
+
+    /// gencode's `gen_wlanhostop`: an 802.11 address in the direction `dir`.
+    fn wlanhostop(&mut self, mac: [u8; 6], dir: Dir) -> R<Pred> {
+        let mut bcmp = |g: &mut Self, off: u32| g.bcmp(Base::LinkHdr, off, &mac);
+        Ok(match dir {
+            Dir::Src => self.wlan_by_frame(&mut bcmp, true),
+            Dir::Dst => self.wlan_by_frame(&mut bcmp, false),
+            Dir::SrcAndDst | Dir::SrcOrDst => {
+                let b0 = self.wlanhostop(mac, Dir::Src)?;
+                let b1 = self.wlanhostop(mac, Dir::Dst)?;
+                if dir == Dir::SrcAndDst { self.b.and(b0, b1) } else { self.b.or(b0, b1) }
+            }
+            Dir::Addr1 => self.bcmp(Base::LinkHdr, 4, &mac),
+            Dir::Addr2 => {
+                let b2 = self.wlan_not_cts_ack();
+                let b1 = self.bcmp(Base::LinkHdr, 10, &mac);
+                self.b.and(b2, b1)
+            }
+            Dir::Addr3 => {
+                let b0 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0x04, 0x0c);
+                let b1 = self.bcmp(Base::LinkHdr, 16, &mac);
+                self.b.and(b0, b1)
+            }
+            Dir::Addr4 => {
+                let b0 = self.cmp(Base::LinkHdr, 1, Size::B, Cmp::Eq, 0x03, 0x03);
+                let b1 = self.bcmp(Base::LinkHdr, 24, &mac);
+                self.b.and(b0, b1)
+            }
+            Dir::Ra => {
+                let b1 = self.lh_set(0, 0x08);
+                let b0 = self.bcmp(Base::LinkHdr, 4, &mac);
+                self.b.and(b1, b0)
+            }
+            Dir::Ta => {
+                let b2 = self.wlan_not_cts_ack();
+                let b1 = self.lh_set(0, 0x08);
+                let b2 = self.b.and(b1, b2);
+                let b1 = self.bcmp(Base::LinkHdr, 10, &mac);
+                self.b.and(b2, b1)
+            }
+        })
+    }
+
+    /// A MAC address in direction `dir`: 802.11's address rules or Ethernet's.
+    fn mac_host(&mut self, mac: [u8; 6], dir: Dir) -> R<Pred> {
+        if self.link.kind == link::Kind::Wlan {
+            self.wlanhostop(mac, dir)
+        } else {
+            Ok(self.ehostop(mac, dir))
+        }
     }
 
     /// gencode's `gen_ehostop` for Ethernet.
