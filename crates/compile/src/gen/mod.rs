@@ -172,6 +172,7 @@ pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileErr
         hdr_reg: None,
         pl_reg: None,
         reg_error: false,
+        walks: 0,
     };
     match expr {
         None => Ok(g.b.accept_all(ctx.snaplen)),
@@ -231,6 +232,14 @@ const SKF_AD_OFF: u32 = 0xffff_f000;
 const SKF_AD_PKTTYPE: u32 = 4;
 const SKF_AD_IFINDEX: u32 = 8;
 
+/// How many extension or AH headers the unrolled `protochain` walk advances over (see
+/// `Gen::protochain`).
+pub const PROTOCHAIN_STEPS: usize = 128;
+
+/// How many unrolled `protochain` walks one filter may hold (each is about 3,300 instructions
+/// for IPv6 at 128 steps; the default `protochain` is two walks, IPv4 and IPv6).
+pub const PROTOCHAIN_WALKS: u32 = 8;
+
 /// gencode's `PROTO_UNDEF`: a port on TCP, UDP or SCTP.
 const PROTO_UNDEF: Option<u32> = None;
 
@@ -252,6 +261,8 @@ struct Gen<'a> {
     pl_reg: Option<Slot>,
     /// Whether allocating one of those words failed (reported when the expression is done).
     reg_error: bool,
+    /// Unrolled `protochain` walks generated so far.
+    walks: u32,
 }
 
 fn size_of(n: u8) -> Size {
@@ -1087,6 +1098,107 @@ impl Gen<'_> {
         }
     }
 
+    /// gencode's `gen_protochain`: follow the IPv6 extension headers (hop-by-hop,
+    /// destination options, routing, fragment) and AH headers from the network header, and
+    /// test whether one of them or the final header is protocol `v`.
+    ///
+    /// libpcap walks the chain with a backward `ja`. sift's programs are acyclic, so the walk
+    /// is unrolled [`PROTOCHAIN_STEPS`] times: the program gives libpcap's result on every
+    /// packet whose walk ends (finds `v`, `IPPROTO_NONE`, a header that is neither an
+    /// extension nor AH, or runs out of packet) within that many header advances, and
+    /// rejects packets whose walk is longer. libpcap's own oddities are kept: a load past
+    /// the captured data ends the whole program with 0, and after an AH header the offset is
+    /// the AH length alone (not added to the previous offset).
+    fn protochain(&mut self, v: u32, proto: Option<Proto>) -> R<Pred> {
+        // gencode allocates a scratch word first, also for the default case (where it is
+        // never freed).
+        let reg = self.b.alloc_slot()?;
+        let v6 = match proto {
+            Some(Proto::Ip) => false,
+            Some(Proto::Ip6) => true,
+            None => {
+                let b0 = self.protochain(v, Some(Proto::Ip))?;
+                let b1 = self.protochain(v, Some(Proto::Ip6))?;
+                return Ok(self.b.or(b0, b1));
+            }
+            _ => return Err(CompileError::new("bad protocol applied for 'protochain'", None)),
+        };
+        if self.link.var_pl {
+            return Err(CompileError::new(
+                "'protochain' not supported with variable length headers",
+                None,
+            ));
+        }
+        self.walks += 1;
+        if self.walks > PROTOCHAIN_WALKS {
+            return Err(CompileError::unsupported(
+                format!("more than {PROTOCHAIN_WALKS} `protochain` walks in one filter"),
+                None,
+            ));
+        }
+        let b0 = self.linktype(if v6 { ethertype::IPV6 } else { ethertype::IP })?;
+        let nl = self.link.nl();
+        let start = if v6 {
+            vec![Stmt::Ld(Src::Abs(Size::B, nl + 6)), Stmt::Ldx(XSrc::Imm(40))]
+        } else {
+            vec![Stmt::Ld(Src::Abs(Size::B, nl + 9)), Stmt::Ldx(XSrc::Msh(nl))]
+        };
+        let k = |v| Operand::K(v);
+        // Built from the last step back to the first: `next` is the rest of the walk.
+        let mut next = self.b.branch(Vec::new(), JmpOp::Jeq, k(v));
+        for step in (0..PROTOCHAIN_STEPS).rev() {
+            let found =
+                self.b.branch(if step == 0 { start.clone() } else { Vec::new() }, JmpOp::Jeq, k(v));
+            let none = self.b.branch(Vec::new(), JmpOp::Jeq, k(59));
+            // AH: A = its next header, X = (its length + 2) * 4.
+            let ah = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::AH));
+            let ah_body = self.b.straight(vec![
+                Stmt::Txa,
+                Stmt::Ld(Src::Ind(Size::B, nl)),
+                Stmt::St(reg),
+                Stmt::Txa,
+                Stmt::Alu(AluOp::Add, k(1)),
+                Stmt::Tax,
+                Stmt::Ld(Src::Ind(Size::B, nl)),
+                Stmt::Alu(AluOp::Add, k(2)),
+                Stmt::Alu(AluOp::Mul, k(4)),
+                Stmt::Tax,
+                Stmt::Ld(Src::Mem(reg)),
+            ]);
+            let ah = self.b.and(ah, ah_body);
+            let advance = if v6 {
+                // Hop-by-hop, destination options, routing, fragment: A = the next header,
+                // X += (the length + 1) * 8.
+                let mut ext = self.b.branch(Vec::new(), JmpOp::Jeq, k(0));
+                for h in [60, 43, ipproto::FRAGMENT] {
+                    let e = self.b.branch(Vec::new(), JmpOp::Jeq, k(h));
+                    ext = self.b.or(ext, e);
+                }
+                let body = self.b.straight(vec![
+                    Stmt::Ld(Src::Ind(Size::B, nl)),
+                    Stmt::St(reg),
+                    Stmt::Ld(Src::Ind(Size::B, nl + 1)),
+                    Stmt::Alu(AluOp::Add, k(1)),
+                    Stmt::Alu(AluOp::Mul, k(8)),
+                    Stmt::Alu(AluOp::Add, Operand::X),
+                    Stmt::Tax,
+                    Stmt::Ld(Src::Mem(reg)),
+                ]);
+                self.b.ite(ext, body, ah)
+            } else {
+                ah
+            };
+            // Neither v nor IPPROTO_NONE: advance (false exits: no further header).
+            let adv = self.b.and(!none, advance);
+            let adv = self.b.and(adv, next);
+            next = self.b.or(found, adv);
+        }
+        if proto.is_some() {
+            self.b.free_slot(reg);
+        }
+        Ok(self.b.and(b0, next))
+    }
+
     // ---- primitives ---------------------------------------------------------------------
 
     fn prim(&mut self, p: &Primitive) -> R<Pred> {
@@ -1461,7 +1573,12 @@ impl Gen<'_> {
                 self.proto(v, proto)
             }
             Some(QualType::Protochain) => {
-                Err(CompileError::unsupported("`protochain`", q.ty.map(|t| t.1)))
+                let v = match id {
+                    Id::Num(n) => *n,
+                    Id::Name(s) => self.proto_number(proto, s)?,
+                    _ => return Err(CompileError::new("illegal protocol", None)),
+                };
+                self.protochain(v, proto)
             }
             Some(QualType::Gateway) => match id {
                 Id::Name(s) => self.gateway(proto, q.dir.is_some(), s),
