@@ -2,7 +2,7 @@
 //! how "the packet is protocol P" is tested (gencode's `init_linktype` and `gen_linktype`).
 
 use crate::build::{Builder, Cmp, Load, Pred};
-use crate::ir::Size;
+use crate::ir::{Size, Slot};
 
 use super::{CompileError, R};
 
@@ -104,6 +104,22 @@ pub(crate) struct Link {
     /// Whether the link-layer payload starts at a run-time offset (`off_linkpl.is_variable`):
     /// payload-relative loads are `ldx M[r]; ld [x + k]`.
     pub var_pl: bool,
+    /// Inside `vxlan`/`geneve`: the scratch words holding the inner offsets.
+    pub tunnel: Option<Tunnel>,
+}
+
+/// The scratch words holding the offsets of a tunnelled frame (gencode's `off_linkhdr.reg`,
+/// `off_linktype.reg` and `off_linkpl.reg` after `gen_vxlan`/`gen_geneve`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tunnel {
+    /// The inner link-layer header.
+    pub hdr: Slot,
+    /// The inner link-layer type field (Geneve: its protocol type unless Ethernet).
+    pub lt: Slot,
+    /// The inner link-layer payload.
+    pub pl: Slot,
+    /// Geneve (whose link type is compared as is) rather than VXLAN.
+    pub geneve: bool,
 }
 
 /// `(DLT, name)` of link types libpcap knows but sift does not generate code for yet.
@@ -186,6 +202,7 @@ impl Link {
             mac: None,
             prefix: Prefix::None,
             var_pl: false,
+            tunnel: None,
         };
         let with = |mut link: Link, off_nl, mac| {
             link.off_nl = off_nl;

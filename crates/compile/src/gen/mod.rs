@@ -173,6 +173,7 @@ pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileErr
         pl_reg: None,
         reg_error: false,
         walks: 0,
+        outer: link,
     };
     match expr {
         None => Ok(g.b.accept_all(ctx.snaplen)),
@@ -263,6 +264,9 @@ struct Gen<'a> {
     reg_error: bool,
     /// Unrolled `protochain` walks generated so far.
     walks: u32,
+    /// The capture's own link layer (what the offsets computed first are about, even after
+    /// `vxlan`/`geneve` moved `link` into the tunnel).
+    outer: Link,
 }
 
 fn size_of(n: u8) -> Size {
@@ -282,6 +286,24 @@ impl Gen<'_> {
 
     fn load(&mut self, base: Base, off: u32, size: Size) -> Load {
         let nl = self.link.nl();
+        if let Some(t) = self.link.tunnel {
+            // Inside vxlan/geneve: every base is a scratch word the tunnel check filled.
+            let ind = |k: u32| Stmt::Ld(Src::Ind(size, k));
+            let with = |r: Slot, k: u32| Load::Stmts(vec![Stmt::Ldx(XSrc::Mem(r)), ind(k)]);
+            return match base {
+                Base::LinkHdr => with(t.hdr, self.link.off_linkhdr.wrapping_add(off)),
+                Base::LinkType => with(t.lt, self.link.off_linktype.unwrap_or(0) + off),
+                Base::Net => with(t.pl, nl.wrapping_add(off)),
+                Base::LinkPl => with(t.pl, self.link.off_linkpl + off),
+                Base::NoSnap => with(t.pl, self.link.off_linkpl + self.link.off_nl_nosnap + off),
+                Base::TranV6 => with(t.pl, nl + 40 + off),
+                Base::TranV4 => {
+                    let mut v = self.iphdrlen_var(t.pl);
+                    v.push(ind(nl + off));
+                    Load::Stmts(v)
+                }
+            };
+        }
         if self.link.var_hdr() && matches!(base, Base::LinkHdr | Base::LinkType) {
             // gencode's gen_abs_offset_varpart(&off_linkhdr): relative to the radio header's
             // length, computed into a scratch word first.
@@ -396,6 +418,10 @@ impl Gen<'_> {
                 || matches!(ll_proto, ethertype::ATALK | ethertype::AARP))
         {
             return Ok(self.llc_linktype(ll_proto));
+        }
+        if self.link.tunnel.is_some_and(|t| t.geneve) {
+            // Geneve's protocol type, or the inner Ethernet type (gencode's is_geneve).
+            return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
         }
         match self.link.kind {
             link::Kind::Llc => return Ok(self.llc802_linktype(ll_proto)),
@@ -581,7 +607,7 @@ impl Gen<'_> {
     fn vloffsets(&mut self, p: Pred) -> R<Pred> {
         use Stmt::*;
         // The payload offset is computed from the header offset.
-        if self.pl_reg.is_some() && self.link.var_hdr() && self.hdr_reg.is_none() {
+        if self.pl_reg.is_some() && self.outer.var_hdr() && self.hdr_reg.is_none() {
             self.hdr_reg();
         }
         if self.reg_error {
@@ -590,7 +616,7 @@ impl Gen<'_> {
         let ldb = |k| Ld(Src::Abs(Size::B, k));
         // The header offset: statements leaving it in X and its word, after an optional
         // branchy head (Prism/AVS).
-        let (head, mut stmts): (Option<Pred>, Vec<Stmt>) = match (self.link.prefix, self.hdr_reg) {
+        let (head, mut stmts): (Option<Pred>, Vec<Stmt>) = match (self.outer.prefix, self.hdr_reg) {
             (Prefix::Radiotap | Prefix::Ppi, Some(r)) => (
                 None,
                 vec![
@@ -619,12 +645,12 @@ impl Gen<'_> {
             }
             _ => (None, Vec::new()),
         };
-        let body = match (self.link.kind, self.pl_reg) {
+        let body = match (self.outer.kind, self.pl_reg) {
             (link::Kind::Wlan, Some(pl)) => {
                 // gen_load_802_11_header_len: 24 bytes, 2 more for QoS data frames, and with
                 // radiotap, rounded up to 4 when the flags say there is padding.
                 if stmts.is_empty() {
-                    stmts.push(Ldx(XSrc::Imm(self.link.off_linkhdr)));
+                    stmts.push(Ldx(XSrc::Imm(self.outer.off_linkhdr)));
                 }
                 stmts.extend([
                     Txa,
@@ -641,7 +667,7 @@ impl Gen<'_> {
                     self.b.straight(vec![Ld(Src::Mem(pl)), Alu(AluOp::Add, Operand::K(2)), St(pl)]);
                 let qos = self.b.and(qos, add2);
                 let qos = self.b.join(qos);
-                let rest = if self.link.prefix == Prefix::Radiotap {
+                let rest = if self.outer.prefix == Prefix::Radiotap {
                     let flags = self.b.branch(
                         vec![Ld(Src::Abs(Size::W, 4))],
                         JmpOp::Jset,
@@ -706,7 +732,7 @@ impl Gen<'_> {
         if let Some(h) = head {
             p = self.b.seq(h, p);
         }
-        if self.link.prefix == Prefix::Ppi {
+        if self.outer.prefix == Prefix::Ppi {
             // gen_ppi_dlt_check: the PPI header's DLT (little-endian) is DLT_IEEE802_11.
             let check = self.b.cmp(Load::Abs(Size::W, 4), Cmp::Eq, 105u32.swap_bytes(), u32::MAX);
             p = self.b.and(check, p);
@@ -801,7 +827,7 @@ impl Gen<'_> {
 
     /// gencode's `gen_load`: `proto[index:size]`.
     fn index_load(&mut self, proto: Proto, mut idx: Value, size: Size) -> R<Value> {
-        if self.link.var_hdr() || self.link.var_pl {
+        if self.link.var_hdr() || self.link.var_pl || self.link.tunnel.is_some() {
             return self.index_load_var(proto, idx, size);
         }
         let nl = self.link.nl();
@@ -887,6 +913,11 @@ impl Gen<'_> {
                 }
                 Ok(self.b.load(idx, &[], 0, size, None)?)
             }
+            p if p.is_link() && self.link.tunnel.is_some() => {
+                let r = self.link.tunnel.map(|t| t.hdr).expect("in a tunnel");
+                let hdr = self.link.off_linkhdr;
+                Ok(self.b.load(idx, &[Stmt::Ldx(XSrc::Mem(r))], hdr, size, None)?)
+            }
             p if p.is_link() => {
                 let hdr = self.link.off_linkhdr;
                 if !var_hdr {
@@ -910,7 +941,8 @@ impl Gen<'_> {
             p if Self::is_net_proto(p) || p == Proto::Icmp6 || Self::is_tran_proto(p) => {
                 let tran = Self::is_tran_proto(p);
                 let old = if tran || p == Proto::Icmp6 { idx.take_guard() } else { None };
-                let (mut slot, mut failed) = (self.pl_reg, false);
+                let tunnel_pl = self.link.tunnel.map(|t| t.pl);
+                let (mut slot, mut failed) = (tunnel_pl.or(self.pl_reg), false);
                 let iphdr = |r: Slot| {
                     let mut v = vec![Stmt::Ldx(XSrc::Mem(r))];
                     if tran {
@@ -932,7 +964,9 @@ impl Gen<'_> {
                     size,
                     None,
                 )?;
-                self.pl_reg = slot;
+                if tunnel_pl.is_none() {
+                    self.pl_reg = slot;
+                }
                 self.reg_error |= failed;
                 let g = if tran {
                     let pp = self.abbrev(proto)?;
@@ -1123,7 +1157,7 @@ impl Gen<'_> {
             }
             _ => return Err(CompileError::new("bad protocol applied for 'protochain'", None)),
         };
-        if self.link.var_pl {
+        if self.link.var_pl || self.link.tunnel.is_some() {
             return Err(CompileError::new(
                 "'protochain' not supported with variable length headers",
                 None,
@@ -1259,8 +1293,8 @@ impl Gen<'_> {
                     None,
                 )),
             },
-            Primitive::Geneve(_) => Err(CompileError::unsupported("`geneve`", None)),
-            Primitive::Vxlan(_) => Err(CompileError::unsupported("`vxlan`", None)),
+            Primitive::Geneve(vni) => self.tunnel(true, *vni),
+            Primitive::Vxlan(vni) => self.tunnel(false, *vni),
             Primitive::Llc(kind) => self.llc(kind.as_deref()),
             Primitive::PfIfname(name) => self.pf_name(name, 4, "ifname", "interface"),
             Primitive::PfRuleset(name) => self.pf_name(name, 20, "ruleset", "ruleset"),
@@ -1283,6 +1317,145 @@ impl Gen<'_> {
                 Err(CompileError::unsupported("MTP2/MTP3 primitives", None))
             }
         }
+    }
+
+    /// gencode's `gen_geneve`/`gen_vxlan`: UDP to port 6081 (Geneve, version 0) or 4789
+    /// (VXLAN, I flag), over IPv4 or IPv6, with the VNI if given; then the offsets of the
+    /// inner frame go into scratch words, and every later primitive looks inside the tunnel
+    /// (an Ethernet frame; for Geneve, the link type is Geneve's protocol type unless that
+    /// is Ethernet).
+    fn tunnel(&mut self, geneve: bool, vni: Option<u32>) -> R<Pred> {
+        let what = if geneve { "geneve" } else { "vxlan" };
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported(format!("`{what}` inside a tunnel"), None));
+        }
+        if let Some(v) = vni
+            && v > 0xff_ffff
+        {
+            return Err(CompileError::new(
+                format!("{} VNI {v} greater than maximum 16777215", what.to_uppercase()),
+                None,
+            ));
+        }
+        let port = if geneve { 6081 } else { 4789 };
+        let var = self.link.var_pl;
+        let mut sides = Vec::new();
+        for v6 in [false, true] {
+            let b0 = self.port(None, port, Some(ipproto::UDP), Dir::Dst, v6)?;
+            let base = if v6 { Base::TranV6 } else { Base::TranV4 };
+            let flags = if geneve {
+                self.cmp(base, 8, Size::B, Cmp::Eq, 0, 0xc0)
+            } else {
+                self.cmp(base, 8, Size::B, Cmp::Eq, 0x08, u32::MAX)
+            };
+            let mut b = self.b.and(b0, flags);
+            if let Some(v) = vni {
+                let c = self.cmp(base, 12, Size::W, Cmp::Eq, v << 8, 0xffff_ff00);
+                b = self.b.and(b, c);
+            }
+            // A = X = the offset of the UDP header from the network header (plus the
+            // variable payload offset), by a test that always holds.
+            let nl = self.link.nl();
+            let stmts = match (v6, var) {
+                (false, false) => vec![Stmt::Ldx(XSrc::Msh(nl)), Stmt::Txa],
+                (false, true) => {
+                    let r = self.pl_reg();
+                    let mut v = self.iphdrlen_var(r);
+                    v.push(Stmt::Txa);
+                    v
+                }
+                (true, false) => vec![Stmt::Ld(Src::Imm(40)), Stmt::Tax],
+                (true, true) => {
+                    let r = self.pl_reg();
+                    vec![
+                        Stmt::Ldx(XSrc::Mem(r)),
+                        Stmt::Ld(Src::Imm(40)),
+                        Stmt::Alu(AluOp::Add, Operand::X),
+                        Stmt::Tax,
+                    ]
+                }
+            };
+            let set_x = self.b.branch(stmts, JmpOp::Jeq, Operand::X);
+            sides.push(self.b.and(b, set_x));
+        }
+        let v6 = sides.pop().expect("two sides");
+        let v4 = sides.pop().expect("two sides");
+        let b = self.b.or(v4, v6);
+        let udp = self.link.nl() + 8;
+        let k = Operand::K;
+        let (hdr, lt, pl, offsets) = if geneve {
+            let lt = self.b.alloc_slot()?;
+            let hdr = self.b.alloc_slot()?;
+            let pl = self.b.alloc_slot()?;
+            // X = the Geneve header; the inner frame follows its options.
+            let head = self.b.branch(
+                vec![
+                    Stmt::Alu(AluOp::Add, k(udp)),
+                    Stmt::Tax,
+                    Stmt::Alu(AluOp::Add, k(2)),
+                    Stmt::St(lt),
+                    Stmt::Ld(Src::Ind(Size::B, 0)),
+                    Stmt::Alu(AluOp::And, k(0x3f)),
+                    Stmt::Alu(AluOp::Mul, k(4)),
+                    Stmt::Alu(AluOp::Add, k(8)),
+                    Stmt::Alu(AluOp::Add, Operand::X),
+                    Stmt::St(hdr),
+                    Stmt::Ld(Src::Ind(Size::H, 2)),
+                    Stmt::Ldx(XSrc::Mem(hdr)),
+                ],
+                JmpOp::Jeq,
+                k(0x6558),
+            );
+            // Transparent Ethernet bridging: the type and payload of the inner Ethernet.
+            let eth = self.b.straight(vec![
+                Stmt::Txa,
+                Stmt::Alu(AluOp::Add, k(12)),
+                Stmt::St(lt),
+                Stmt::Alu(AluOp::Add, k(2)),
+                Stmt::Tax,
+            ]);
+            let head = self.b.and(head, eth);
+            let head = self.b.join(head);
+            let done = self.b.branch(vec![Stmt::Stx(pl), Stmt::Ld(Src::Imm(0))], JmpOp::Jeq, k(0));
+            (hdr, lt, pl, self.b.seq(head, done))
+        } else {
+            let hdr = self.b.alloc_slot()?;
+            let lt = self.b.alloc_slot()?;
+            let pl = self.b.alloc_slot()?;
+            let done = self.b.branch(
+                vec![
+                    Stmt::Alu(AluOp::Add, k(udp)),
+                    Stmt::Alu(AluOp::Add, k(8)),
+                    Stmt::St(hdr),
+                    Stmt::Alu(AluOp::Add, k(12)),
+                    Stmt::St(lt),
+                    Stmt::Alu(AluOp::Add, k(2)),
+                    Stmt::Tax,
+                    Stmt::Stx(pl),
+                    Stmt::Ld(Src::Imm(0)),
+                ],
+                JmpOp::Jeq,
+                k(0),
+            );
+            (hdr, lt, pl, done)
+        };
+        let b = self.b.and(b, offsets);
+        // Later primitives see an Ethernet frame at those offsets.
+        self.link = Link {
+            name: "EN10MB",
+            kind: link::Kind::Ether,
+            descr: "Ethernet",
+            off_linkhdr: 0,
+            off_linktype: Some(0),
+            off_linkpl: 0,
+            off_nl: 0,
+            off_nl_nosnap: 3,
+            mac: Some((6, 0)),
+            prefix: Prefix::None,
+            var_pl: false,
+            tunnel: Some(link::Tunnel { hdr, lt, pl, geneve }),
+        };
+        Ok(b)
     }
 
     /// gencode's `gen_p80211_type`/`gen_p80211_fcdir`: masked frame-control bits.
@@ -1328,6 +1501,9 @@ impl Gen<'_> {
     /// gencode's `gen_vlan` without BPF extensions: the three VLAN EtherTypes, the VLAN id,
     /// then every later offset moves 4 bytes on.
     fn vlan(&mut self, id: Option<u32>) -> R<Pred> {
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported("`vlan` inside vxlan/geneve", None));
+        }
         if self.label_depth > 0 {
             return Err(CompileError::new("no VLAN match after MPLS", None));
         }
@@ -1360,6 +1536,9 @@ impl Gen<'_> {
 
     /// gencode's `gen_mpls`: later network-layer offsets move 4 bytes on.
     fn mpls(&mut self, label: Option<u32>) -> R<Pred> {
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported("`mpls` inside vxlan/geneve", None));
+        }
         let mut b = if self.label_depth > 0 {
             // The previous label's bottom-of-stack bit is clear.
             self.cmp(Base::Net, 0u32.wrapping_sub(2), Size::B, Cmp::Eq, 0, 1)
@@ -1397,6 +1576,9 @@ impl Gen<'_> {
     /// gencode's `gen_pppoes`: the session EtherType and id, then the link layer becomes PPP
     /// 6 bytes into the payload.
     fn pppoes(&mut self, sess: Option<u32>) -> R<Pred> {
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported("`pppoes` inside vxlan/geneve", None));
+        }
         let mut b = self.linktype(0x8864)?;
         if let Some(sess) = sess {
             let c = self.cmp(Base::Net, 0, Size::W, Cmp::Eq, sess, 0xffff);
