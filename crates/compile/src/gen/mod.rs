@@ -8,26 +8,46 @@
 //!
 //! **Link types** ([`Context::link_type`] is a **DLT** number as on Linux, what
 //! `pcap_open_dead` and the harness take, e.g. `DLT_RAW` = 12): EN10MB, RAW, IPV4, IPV6,
-//! LINUX_SLL, LINUX_SLL2, NULL, LOOP, PPP, C_HDLC, FDDI, IEEE802 (Token Ring) and SLIP
-//! ([`link_type_by_name`]). Others give "link type … is not supported by sift yet" (those with
-//! variable-length link headers, 802.11, PFLOG, PPI…, need gencode's `vloffsets`).
+//! LINUX_SLL, LINUX_SLL2, NULL, LOOP, ENC, PPP, PPP_SERIAL, PPP_PPPD, PPP_ETHER, C_HDLC, FDDI,
+//! IEEE802 (Token Ring), SLIP, PFLOG, IEEE802_11, IEEE802_11_RADIO (radiotap),
+//! IEEE802_11_RADIO_AVS, PRISM_HEADER and PPI ([`link_type_by_name`]). Others give "link type
+//! … is not supported by sift yet".
+//!
+//! **Variable offsets.** 802.11 headers, radio headers and pflog headers have run-time
+//! lengths. As in gencode (`off_linkhdr`/`off_linkpl` with `is_variable`), a load that needs
+//! such an offset reads it from a scratch word allocated on first use (`ldx M[r]; ld [x+k]`),
+//! and `Gen::vloffsets` puts the code computing the used words before the whole filter
+//! (gencode's `insert_compute_vloffsets`: radiotap/PPI little-endian length, AVS length,
+//! Prism-or-AVS, the 802.11 header length with QoS and radiotap padding, pflog's rounded
+//! length; PPI's DLT check). `vxlan`/`geneve` compute the inner frame's offsets into three
+//! more words and every later primitive looks inside the tunnel.
 //!
 //! **Primitives:** protocol abbreviations (`ip ip6 arp rarp tcp udp sctp icmp icmp6 igmp igrp
 //! pim vrrp carp ah esp atalk aarp decnet lat sca moprc mopdl iso stp ipx netbeui`, with
-//! libpcap's 802.2/SNAP checks on Ethernet, Linux cooked and 802.x), `[ip|ip6|ether] proto
-//! N|name` (IPv6 with libpcap's fragment-header rule), `[src|dst] host` (IPv4, IPv6, names
-//! through the [`Resolver`]; `ip`/`arp`/`rarp`), `net` (`/len`, `mask`, short forms, names),
-//! `ether host|src|dst`, `[ether] broadcast`, `ip broadcast` (with a netmask),
-//! `[ether|ip|ip6] multicast`, `[tcp|udp|sctp] port|portrange` (numbers and services),
-//! `gateway`, `less`/`greater`, `byte`, relations over arithmetic with `len` and `proto[i:n]`
-//! accessors (link, network and IPv4 transport protocols, `icmp6`), `vlan` and `mpls` (which
-//! move later offsets, as in libpcap), `pppoed`/`pppoes` (the link layer becomes PPP),
-//! `inbound`/`outbound` (Linux cooked, SLIP, or any link type with [`Context::linux_ext`]),
-//! `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc [i|s|u|subtype]`, `iso`/`clnp`/`esis`/
-//! `isis` and the IS-IS PDU abbreviations, `iso|isis proto`, `decnet [src|dst] host`,
-//! `and`/`or`/`not` and the empty filter. Everything else (`protochain`, which needs a
-//! backward jump the acyclic IR cannot hold, `geneve`, `vxlan`, 802.11, pflog, ATM, MTP,
-//! `vlan` with Linux extensions) answers an error containing [`UNSUPPORTED`].
+//! libpcap's 802.2/SNAP checks on Ethernet, Linux cooked, 802.x and 802.11), `[ip|ip6|ether]
+//! proto N|name` (IPv6 with libpcap's fragment-header rule, libpcap 1.11's range errors),
+//! `[ip|ip6] protochain` (see below), `[src|dst] host` (IPv4, IPv6, names through the
+//! [`Resolver`]; `ip`/`arp`/`rarp`), `net` (`/len`, `mask`, short forms, names), `ether
+//! host|src|dst` (802.11: gencode's frame-type and DS-bit rules), `wlan addr1..4|ra|ta`,
+//! `[ether] broadcast`, `ip broadcast` (with a netmask), `[ether|ip|ip6] multicast`,
+//! `[tcp|udp|sctp] port|portrange`, `gateway`, `less`/`greater`, `byte`, relations over
+//! arithmetic with `len` and `proto[i:n]` accessors (link, radio, network and IPv4 transport
+//! protocols, `icmp6`), `vlan` and `mpls` (which move later offsets, as in libpcap),
+//! `pppoed`/`pppoes` (the link layer becomes PPP), `geneve`/`vxlan [vni]`, 802.11 `type`/
+//! `subtype`/`dir`, pflog `on`/`ifname`/`rset`/`ruleset`/`rnr`/`srnr`/`reason`/`action`,
+//! `inbound`/`outbound` (Linux cooked, SLIP, pflog, pppd, or any link type with
+//! [`Context::linux_ext`]), `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc
+//! [i|s|u|subtype]`, `iso`/`clnp`/`esis`/`isis` and the IS-IS PDU abbreviations, `iso|isis
+//! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
+//! (ATM and MTP primitives, `vlan` with Linux extensions, `vlan`/`mpls`/tunnels inside a
+//! tunnel, ARCnet addresses, DECnet names) answers an error containing [`UNSUPPORTED`].
+//!
+//! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
+//! are acyclic, so the walk is unrolled [`PROTOCHAIN_STEPS`] (128) header advances deep. The
+//! result equals libpcap's on every packet whose walk ends within that many advances (checked
+//! against libpcap's own looping program in `tests/gen_protochain.rs`); a longer walk makes
+//! the term false. A filter may hold [`PROTOCHAIN_WALKS`] walks (each IPv6 walk is about
+//! 3,300 instructions).
 //!
 //! **Fidelity:** libpcap 1.10.3 (the system library) where it and 1.11 (the corpus) differ,
 //! except `gateway`, which follows 1.11's reading ("the protocol, and none of the host's
