@@ -129,7 +129,6 @@ const OTHER_NAMES: &[(i32, &str)] = &[
     (129, "ARCNET_LINUX"),
     (140, "MTP2"),
     (123, "SUNATM"),
-    (122, "IP_OVER_FC"),
     (107, "FRELAY"),
 ];
 
@@ -158,6 +157,11 @@ pub const SUPPORTED: &[(&str, i32)] = &[
     ("PPP_SERIAL", 50),
     ("PPP_PPPD", 166),
     ("PPP_ETHER", 51),
+    ("IP_OVER_FC", 122),
+    ("NETANALYZER", 240),
+    ("NETANALYZER_TRANSPARENT", 241),
+    ("DSA_TAG_BRCM", 281),
+    ("DSA_TAG_DSA", 284),
 ];
 
 /// `pcap_datalink_val_to_description` of the supported link types.
@@ -185,6 +189,11 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("PPP_SERIAL", "PPP over serial"),
     ("PPP_PPPD", "PPP for pppd, with direction flag"),
     ("PPP_ETHER", "PPPoE"),
+    ("IP_OVER_FC", "RFC 2625 IP-over-Fibre Channel"),
+    ("NETANALYZER", "Ethernet with Hilscher netANALYZER pseudo-header"),
+    ("NETANALYZER_TRANSPARENT", "Ethernet with Hilscher netANALYZER pseudo-header and preamble"),
+    ("DSA_TAG_BRCM", "Broadcom tag"),
+    ("DSA_TAG_DSA", "Marvell DSA"),
 ];
 
 impl Link {
@@ -214,6 +223,19 @@ impl Link {
             1 => with(l("EN10MB", Kind::Ether, Some(12), 14), 0, Some((6, 0))),
             10 => with(l("FDDI", Kind::Llc, Some(13), 13), 8, Some((7, 1))),
             6 => with(l("IEEE802", Kind::Llc, Some(14), 14), 8, Some((8, 2))),
+            122 => with(l("IP_OVER_FC", Kind::Llc, Some(16), 16), 8, Some((10, 2))),
+            // Ethernet after a netANALYZER pseudo-header (and preamble and SFD).
+            240 => Link {
+                off_linkhdr: 4,
+                ..with(l("NETANALYZER", Kind::Ether, Some(16), 18), 0, Some((6, 0)))
+            },
+            241 => Link {
+                off_linkhdr: 12,
+                ..with(l("NETANALYZER_TRANSPARENT", Kind::Ether, Some(24), 26), 0, Some((6, 0)))
+            },
+            // Ethernet with a 4-byte switch tag before the type.
+            281 => with(l("DSA_TAG_BRCM", Kind::Ether, Some(16), 18), 0, Some((6, 0))),
+            284 => with(l("DSA_TAG_DSA", Kind::Ether, Some(16), 18), 0, Some((6, 0))),
             8 => l("SLIP", Kind::Raw, None, 16),
             12 => l("RAW", Kind::Raw, None, 0),
             228 => l("IPV4", Kind::Ipv4, None, 0),

@@ -10,8 +10,9 @@
 //! `pcap_open_dead` and the harness take, e.g. `DLT_RAW` = 12): EN10MB, RAW, IPV4, IPV6,
 //! LINUX_SLL, LINUX_SLL2, NULL, LOOP, ENC, PPP, PPP_SERIAL, PPP_PPPD, PPP_ETHER, C_HDLC, FDDI,
 //! IEEE802 (Token Ring), SLIP, PFLOG, IEEE802_11, IEEE802_11_RADIO (radiotap),
-//! IEEE802_11_RADIO_AVS, PRISM_HEADER and PPI ([`link_type_by_name`]). Others give "link type
-//! … is not supported by sift yet".
+//! IEEE802_11_RADIO_AVS, PRISM_HEADER, PPI, IP_OVER_FC, NETANALYZER, NETANALYZER_TRANSPARENT,
+//! DSA_TAG_BRCM and DSA_TAG_DSA ([`link_type_by_name`]). Others give "link type … is not
+//! supported by sift yet".
 //!
 //! **Variable offsets.** 802.11 headers, radio headers and pflog headers have run-time
 //! lengths. As in gencode (`off_linkhdr`/`off_linkpl` with `is_variable`), a load that needs
@@ -35,7 +36,7 @@
 //! protocols, `icmp6`), `vlan` and `mpls` (which move later offsets, as in libpcap),
 //! `pppoed`/`pppoes` (the link layer becomes PPP), `geneve`/`vxlan [vni]`, 802.11 `type`/
 //! `subtype`/`dir`, pflog `on`/`ifname`/`rset`/`ruleset`/`rnr`/`srnr`/`reason`/`action`,
-//! `inbound`/`outbound` (Linux cooked, SLIP, pflog, pppd, or any link type with
+//! `inbound`/`outbound` (Linux cooked, SLIP, pflog, pppd, DSA tags, or any link type with
 //! [`Context::linux_ext`]), `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc
 //! [i|s|u|subtype]`, `iso`/`clnp`/`esis`/`isis` and the IS-IS PDU abbreviations, `iso|isis
 //! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
@@ -551,6 +552,12 @@ impl Gen<'_> {
 
     /// gencode's `gen_llc`: "an 802.2 LLC frame".
     fn llc_frame(&mut self) -> R<Pred> {
+        if matches!(self.link.name, "IP_OVER_FC" | "NETANALYZER" | "NETANALYZER_TRANSPARENT") {
+            return Err(CompileError::new(
+                format!("'llc' not supported on DLT_{}", self.link.name),
+                None,
+            ));
+        }
         match self.link.kind {
             link::Kind::Wlan => Ok(self.wlan_data_frame()),
             link::Kind::Ether => {
@@ -1268,6 +1275,19 @@ impl Gen<'_> {
             Primitive::Mpls(label) => self.mpls(*label),
             Primitive::Pppoed => self.linktype(0x8863),
             Primitive::Pppoes(sess) => self.pppoes(*sess),
+            Primitive::Inbound | Primitive::Outbound
+                if self.link.name.starts_with("DSA_TAG_") && self.link.tunnel.is_none() =>
+            {
+                // The switch tag's direction bits (libpcap 1.11).
+                let inbound = matches!(p, Primitive::Inbound);
+                let (v, mask) = match (self.link.name, inbound) {
+                    ("DSA_TAG_BRCM", true) => (0, 0xe0),
+                    ("DSA_TAG_BRCM", false) => (0x20, 0xe0),
+                    (_, true) => (0, 0x40),
+                    (_, false) => (0x40, 0xc0),
+                };
+                Ok(self.cmp(Base::LinkHdr, 12, Size::B, Cmp::Eq, v, mask))
+            }
             Primitive::Inbound | Primitive::Outbound => {
                 let outbound = match self.link.kind {
                     link::Kind::Sll => self.eq(Base::LinkHdr, 0, Size::H, 4),
@@ -1536,7 +1556,7 @@ impl Gen<'_> {
                 None,
             ));
         }
-        if self.ctx.linux_ext && self.vlan_depth == 0 {
+        if self.ctx.linux_ext && self.vlan_depth == 0 && self.link.name == "EN10MB" {
             return Err(CompileError::unsupported("`vlan` with Linux BPF extensions", None));
         }
         let b0 = self.linktype(0x8100)?;
