@@ -640,10 +640,17 @@ impl Gen<'_> {
         if self.reg_error {
             return Err(BuildError::TooManyRegisters.into());
         }
+        // libpcap's quirk, kept: after `vxlan`/`geneve` gencode's offset registers are the
+        // tunnel's, and `insert_compute_vloffsets` (which runs last) writes the outer
+        // header's offsets into *those*; the outer loads read words nothing wrote (zero).
+        let (hdr_reg, pl_reg) = match self.link.tunnel {
+            Some(t) if self.outer.var_hdr() || self.outer.var_pl => (Some(t.hdr), Some(t.pl)),
+            _ => (self.hdr_reg, self.pl_reg),
+        };
         let ldb = |k| Ld(Src::Abs(Size::B, k));
         // The header offset: statements leaving it in X and its word, after an optional
         // branchy head (Prism/AVS).
-        let (head, mut stmts): (Option<Pred>, Vec<Stmt>) = match (self.outer.prefix, self.hdr_reg) {
+        let (head, mut stmts): (Option<Pred>, Vec<Stmt>) = match (self.outer.prefix, hdr_reg) {
             (Prefix::Radiotap | Prefix::Ppi, Some(r)) => (
                 None,
                 vec![
@@ -672,7 +679,7 @@ impl Gen<'_> {
             }
             _ => (None, Vec::new()),
         };
-        let body = match (self.outer.kind, self.pl_reg) {
+        let body = match (self.outer.kind, pl_reg) {
             (link::Kind::Wlan, Some(pl)) => {
                 // gen_load_802_11_header_len: 24 bytes, 2 more for QoS data frames, and with
                 // radiotap, rounded up to 4 when the flags say there is padding.
@@ -759,8 +766,9 @@ impl Gen<'_> {
         if let Some(h) = head {
             p = self.b.seq(h, p);
         }
-        if self.outer.prefix == Prefix::Ppi {
+        if self.outer.prefix == Prefix::Ppi && self.link.tunnel.is_none() {
             // gen_ppi_dlt_check: the PPI header's DLT (little-endian) is DLT_IEEE802_11.
+            // (libpcap tests the link type at the end: after vxlan/geneve there is none.)
             let check = self.b.cmp(Load::Abs(Size::W, 4), Cmp::Eq, 105u32.swap_bytes(), u32::MAX);
             p = self.b.and(check, p);
         }
