@@ -337,7 +337,8 @@ fn differential_against_libpcap() {
     }
 }
 
-/// The corpus's expressions (its 4,187-line expression list, deduplicated) against the system
+/// The corpus's expressions (its 4,187-line expression list, deduplicated, without the
+/// fixture host names) against the system
 /// libpcap on EN10MB, LINUX_SLL and RAW: both refuse, or both compile to programs with the
 /// same value on every frame.
 #[test]
@@ -354,6 +355,12 @@ fn differential_on_corpus_expressions() {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        // The corpus's fixture host names are not in the system's files: libpcap would ask
+        // DNS for each (5 s timeouts here) and then refuse, as sift does.
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            !(l.contains(".libpcap.test") || l.contains(".invalid"))
+        })
         .map(String::from)
         .collect();
     exprs.sort();
