@@ -101,7 +101,7 @@ fn resource_limits_are_errors() {
             Err(e) => assert!(!e.message.is_empty()),
         }
     }
-    let many = vec!["protochain 6"; 5].join(" or ");
+    let many = ["protochain 6"; 5].join(" or ");
     let e = compile_str(&many, &ctx("EN10MB", &r)).expect_err("protochain budget");
     assert!(e.is_unsupported(), "{}", e.message);
     // Every `protochain` kind, `vxlan`/`geneve` with later primitives, 802.11 and pflog
