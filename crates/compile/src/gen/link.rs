@@ -108,12 +108,14 @@ pub(crate) struct Link {
     pub tunnel: Option<Tunnel>,
 }
 
-/// The scratch words holding the offsets of a tunnelled frame (gencode's `off_linkhdr.reg`,
-/// `off_linktype.reg` and `off_linkpl.reg` after `gen_vxlan`/`gen_geneve`).
+/// The scratch words holding run-time offsets of the frame later primitives look at
+/// (gencode's `off_linkhdr.reg`, `off_linktype.reg` and `off_linkpl.reg` after
+/// `gen_vxlan`/`gen_geneve`, or after `vlan` with Linux extensions).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tunnel {
-    /// The inner link-layer header.
-    pub hdr: Slot,
+    /// The inner link-layer header (`None`: at its constant offset, as after `vlan` with
+    /// Linux extensions, which moves only the type and payload).
+    pub hdr: Option<Slot>,
     /// The inner link-layer type field (Geneve: its protocol type unless Ethernet).
     pub lt: Slot,
     /// The inner link-layer payload.

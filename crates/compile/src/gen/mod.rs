@@ -40,8 +40,10 @@
 //! [`Context::linux_ext`]), `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc
 //! [i|s|u|subtype]`, `iso`/`clnp`/`esis`/`isis` and the IS-IS PDU abbreviations, `iso|isis
 //! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
-//! (ATM and MTP primitives, `vlan` with Linux extensions, `vlan`/`mpls`/tunnels inside a
-//! tunnel, ARCnet addresses, DECnet names) answers an error containing [`UNSUPPORTED`].
+//! (ATM and MTP primitives, `vlan`/`mpls`/tunnels inside a tunnel, `mpls`/`pppoes` after
+//! `vlan` with Linux extensions, ARCnet addresses, DECnet names) answers an error containing
+//! [`UNSUPPORTED`]. `vlan` with [`Context::linux_ext`] on Ethernet follows libpcap 1.11's
+//! `gen_vlan_bpf_extensions` (the tag from the socket metadata or from the packet).
 //!
 //! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
 //! are acyclic, so the walk is unrolled [`PROTOCHAIN_STEPS`] (128) header advances deep. The
@@ -194,6 +196,7 @@ pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileErr
         pl_reg: None,
         reg_error: false,
         walks: 0,
+        vlan_words: None,
         outer: link,
     };
     match expr {
@@ -285,6 +288,8 @@ struct Gen<'a> {
     reg_error: bool,
     /// Unrolled `protochain` walks generated so far.
     walks: u32,
+    /// The payload and type offset words of `vlan` with Linux extensions (zeroed first).
+    vlan_words: Option<(Slot, Slot)>,
     /// The capture's own link layer (what the offsets computed first are about, even after
     /// `vxlan`/`geneve` moved `link` into the tunnel).
     outer: Link,
@@ -312,7 +317,10 @@ impl Gen<'_> {
             let ind = |k: u32| Stmt::Ld(Src::Ind(size, k));
             let with = |r: Slot, k: u32| Load::Stmts(vec![Stmt::Ldx(XSrc::Mem(r)), ind(k)]);
             return match base {
-                Base::LinkHdr => with(t.hdr, self.link.off_linkhdr.wrapping_add(off)),
+                Base::LinkHdr => match t.hdr {
+                    Some(r) => with(r, self.link.off_linkhdr.wrapping_add(off)),
+                    None => Load::Abs(size, self.link.off_linkhdr.wrapping_add(off)),
+                },
                 Base::LinkType => with(t.lt, self.link.off_linktype.unwrap_or(0) + off),
                 Base::Net => with(t.pl, nl.wrapping_add(off)),
                 Base::LinkPl => with(t.pl, self.link.off_linkpl + off),
@@ -442,6 +450,11 @@ impl Gen<'_> {
         }
         if self.link.tunnel.is_some_and(|t| t.geneve) {
             // Geneve's protocol type, or the inner Ethernet type (gencode's is_geneve).
+            return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
+        }
+        if self.link.tunnel.is_some() && ll_proto > link::ETHERMTU {
+            // Ethernet at run-time offsets (inside vxlan, after `vlan` with Linux
+            // extensions): the type field through its word.
             return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
         }
         match self.link.kind {
@@ -644,7 +657,7 @@ impl Gen<'_> {
         // tunnel's, and `insert_compute_vloffsets` (which runs last) writes the outer
         // header's offsets into *those*; the outer loads read words nothing wrote (zero).
         let (hdr_reg, pl_reg) = match self.link.tunnel {
-            Some(t) if self.outer.var_hdr() || self.outer.var_pl => (Some(t.hdr), Some(t.pl)),
+            Some(t) if self.outer.var_hdr() || self.outer.var_pl => (t.hdr, Some(t.pl)),
             _ => (self.hdr_reg, self.pl_reg),
         };
         let ldb = |k| Ld(Src::Abs(Size::B, k));
@@ -754,6 +767,13 @@ impl Gen<'_> {
             }
             _ => None,
         };
+        if stmts.is_empty()
+            && head.is_none()
+            && let Some((pl, lt)) = self.vlan_words
+        {
+            // gencode's is_vlan_vloffset: the words start at zero.
+            stmts.extend([Ld(Src::Imm(0)), St(pl), St(lt)]);
+        }
         let mut p = match body {
             Some(body) => self.b.seq(body, p),
             None => {
@@ -949,9 +969,11 @@ impl Gen<'_> {
                 Ok(self.b.load(idx, &[], 0, size, None)?)
             }
             p if p.is_link() && self.link.tunnel.is_some() => {
-                let r = self.link.tunnel.map(|t| t.hdr).expect("in a tunnel");
                 let hdr = self.link.off_linkhdr;
-                Ok(self.b.load(idx, &[Stmt::Ldx(XSrc::Mem(r))], hdr, size, None)?)
+                match self.link.tunnel.and_then(|t| t.hdr) {
+                    Some(r) => Ok(self.b.load(idx, &[Stmt::Ldx(XSrc::Mem(r))], hdr, size, None)?),
+                    None => Ok(self.b.load(idx, &[], hdr, size, None)?),
+                }
             }
             p if p.is_link() => {
                 let hdr = self.link.off_linkhdr;
@@ -1501,7 +1523,7 @@ impl Gen<'_> {
             mac: Some((6, 0)),
             prefix: Prefix::None,
             var_pl: false,
-            tunnel: Some(link::Tunnel { hdr, lt, pl, geneve }),
+            tunnel: Some(link::Tunnel { hdr: Some(hdr), lt, pl, geneve }),
         };
         Ok(b)
     }
@@ -1549,7 +1571,7 @@ impl Gen<'_> {
     /// gencode's `gen_vlan` without BPF extensions: the three VLAN EtherTypes, the VLAN id,
     /// then every later offset moves 4 bytes on.
     fn vlan(&mut self, id: Option<u32>) -> R<Pred> {
-        if self.link.tunnel.is_some() {
+        if self.link.tunnel.is_some_and(|t| t.hdr.is_some()) {
             return Err(CompileError::unsupported("`vlan` inside vxlan/geneve", None));
         }
         if self.label_depth > 0 {
@@ -1565,7 +1587,7 @@ impl Gen<'_> {
             ));
         }
         if self.ctx.linux_ext && self.vlan_depth == 0 && self.link.name == "EN10MB" {
-            return Err(CompileError::unsupported("`vlan` with Linux BPF extensions", None));
+            return self.vlan_linux(id);
         }
         let b0 = self.linktype(0x8100)?;
         let b1 = self.linktype(0x88a8)?;
@@ -1578,6 +1600,60 @@ impl Gen<'_> {
         }
         self.link.off_linkpl += 4;
         self.link.off_linktype = self.link.off_linktype.map(|o| o + 4);
+        self.vlan_depth += 1;
+        Ok(b)
+    }
+
+    /// gencode's `gen_vlan_bpf_extensions` (a live Linux capture, first `vlan`): the kernel
+    /// may have taken the tag out of the packet into its metadata (`vlanp`, `vlan_tci`), or
+    /// left it in. The type and payload offsets become run-time words, 0 or 4 (zeroed before
+    /// the filter, moved when the tag is in the packet), for every later primitive.
+    fn vlan_linux(&mut self, id: Option<u32>) -> R<Pred> {
+        const SKF_AD_VLAN_TAG: u32 = 44;
+        const SKF_AD_VLAN_TAG_PRESENT: u32 = 48;
+        let pl = self.b.alloc_slot()?;
+        let lt = self.b.alloc_slot()?;
+        let present = self.b.cmp(
+            Load::Abs(Size::B, SKF_AD_OFF + SKF_AD_VLAN_TAG_PRESENT),
+            Cmp::Eq,
+            1,
+            u32::MAX,
+        );
+        let k = Operand::K;
+        let moved = self.b.straight(vec![
+            Stmt::Ld(Src::Mem(pl)),
+            Stmt::Alu(AluOp::Add, k(4)),
+            Stmt::St(pl),
+            Stmt::Ld(Src::Mem(lt)),
+            Stmt::Alu(AluOp::Add, k(4)),
+            Stmt::St(lt),
+        ]);
+        let b0 = self.linktype(0x8100)?;
+        let b1 = self.linktype(0x88a8)?;
+        let b1 = self.b.or(b0, b1);
+        let b2 = self.linktype(0x9100)?;
+        let in_packet = self.b.or(b1, b2);
+        let in_packet = self.b.seq(moved, in_packet);
+        let mut b = self.b.or(present, in_packet);
+        if let Some(id) = id {
+            // The VID from the metadata, or from the tag in the packet.
+            let c = self.b.cmp(
+                Load::Abs(Size::B, SKF_AD_OFF + SKF_AD_VLAN_TAG_PRESENT),
+                Cmp::Eq,
+                1,
+                u32::MAX,
+            );
+            let meta =
+                self.b.straight(vec![Stmt::Ld(Src::Abs(Size::H, SKF_AD_OFF + SKF_AD_VLAN_TAG))]);
+            let pkt = self.b.straight(vec![Stmt::Ld(Src::Abs(Size::H, self.link.nl()))]);
+            let tci = self.b.ite(c, meta, pkt);
+            let tci = self.b.join(tci);
+            let vid = self.b.branch(vec![Stmt::Alu(AluOp::And, k(0x0fff))], JmpOp::Jeq, k(id));
+            let vid = self.b.seq(tci, vid);
+            b = self.b.and(b, vid);
+        }
+        self.link.tunnel = Some(link::Tunnel { hdr: None, lt, pl, geneve: false });
+        self.vlan_words = Some((pl, lt));
         self.vlan_depth += 1;
         Ok(b)
     }
