@@ -110,8 +110,8 @@ pub struct Context<'a> {
     /// The IPv4 netmask (for `ip broadcast`), `None` when not known.
     pub netmask: Option<u32>,
     /// Whether Linux ancillary loads may be used (a live Linux capture): `inbound`/`outbound`
-    /// and `ifindex` on link types without the information in the packet. `vlan` with them is
-    /// not supported yet.
+    /// and `ifindex` on link types without the information in the packet, and `vlan` on
+    /// Ethernet (the tag may be in the socket's metadata).
     pub linux_ext: bool,
     /// Resolves host, network, service, protocol and ether names.
     pub resolver: &'a dyn Resolver,
@@ -1345,8 +1345,14 @@ impl Gen<'_> {
                         self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_PKTTYPE, Size::H, 4)
                     }
                     _ => {
-                        return Err(CompileError::unsupported(
-                            format!("`inbound`/`outbound` on DLT_{}", self.link.name),
+                        // libpcap 1.11's wording (1.10 emits the ancillary load anyway).
+                        let what =
+                            if matches!(p, Primitive::Inbound) { "inbound" } else { "outbound" };
+                        return Err(CompileError::new(
+                            format!(
+                                "not a live capture, '{what}' not supported on DLT_{}",
+                                self.link.name
+                            ),
                             None,
                         ));
                     }
@@ -1358,10 +1364,7 @@ impl Gen<'_> {
                 _ if self.ctx.linux_ext => {
                     Ok(self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_IFINDEX, Size::W, *n))
                 }
-                _ => Err(CompileError::unsupported(
-                    format!("`ifindex` on DLT_{}", self.link.name),
-                    None,
-                )),
+                _ => Err(CompileError::new("not a live capture", None)),
             },
             Primitive::Geneve(vni) => self.tunnel(true, *vni),
             Primitive::Vxlan(vni) => self.tunnel(false, *vni),
