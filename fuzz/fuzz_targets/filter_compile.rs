@@ -9,10 +9,34 @@ use sift_filter::TableResolver;
 
 /// The link types the generator supports, by name (the first input byte picks one).
 const LINKS: &[&str] = &[
-    "EN10MB", "RAW", "IPV4", "IPV6", "LINUX_SLL", "LINUX_SLL2", "NULL", "LOOP", "PPP",
-    "C_HDLC", "FDDI", "IEEE802", "SLIP", "ENC", "PFLOG", "IEEE802_11", "IEEE802_11_RADIO",
-    "IEEE802_11_RADIO_AVS", "PRISM_HEADER", "PPI", "PPP_SERIAL", "PPP_PPPD", "PPP_ETHER",
-    "IP_OVER_FC", "NETANALYZER", "NETANALYZER_TRANSPARENT", "DSA_TAG_BRCM", "DSA_TAG_DSA",
+    "EN10MB",
+    "RAW",
+    "IPV4",
+    "IPV6",
+    "LINUX_SLL",
+    "LINUX_SLL2",
+    "NULL",
+    "LOOP",
+    "PPP",
+    "C_HDLC",
+    "FDDI",
+    "IEEE802",
+    "SLIP",
+    "ENC",
+    "PFLOG",
+    "IEEE802_11",
+    "IEEE802_11_RADIO",
+    "IEEE802_11_RADIO_AVS",
+    "PRISM_HEADER",
+    "PPI",
+    "PPP_SERIAL",
+    "PPP_PPPD",
+    "PPP_ETHER",
+    "IP_OVER_FC",
+    "NETANALYZER",
+    "NETANALYZER_TRANSPARENT",
+    "DSA_TAG_BRCM",
+    "DSA_TAG_DSA",
 ];
 
 fuzz_target!(|data: &[u8]| {

@@ -122,15 +122,15 @@ fn specs(geneve: bool) -> Vec<Spec> {
                             port,
                             vni,
                             opts: (n % 4) as u8,
-                            proto: if geneve && n % 5 == 0 {
+                            proto: if geneve && n.is_multiple_of(5) {
                                 if inner_v6 { 0x86dd } else { 0x0800 }
                             } else {
                                 0x6558
                             },
                             inner_v6,
                             inner_tcp,
-                            inner_src_last: if n % 3 == 0 { 0x0c } else { 0x0d },
-                            inner_port: if n % 2 == 0 { 80 } else { 53 },
+                            inner_src_last: if n.is_multiple_of(3) { 0x0c } else { 0x0d },
+                            inner_port: if n.is_multiple_of(2) { 80 } else { 53 },
                         });
                     }
                 }
@@ -184,7 +184,8 @@ fn geneve_matches_libpcap_on_geneve_frames() {
 #[test]
 fn vxlan_finds_what_the_frames_carry() {
     let specs = specs(false);
-    let checks: [(&str, &dyn Fn(&Spec) -> bool); 8] = [
+    type Expect<'a> = &'a dyn Fn(&Spec) -> bool;
+    let checks: [(&str, Expect<'_>); 8] = [
         ("vxlan", &|s| s.port == 4789),
         ("vxlan 7", &|s| s.port == 4789 && s.vni == 7),
         ("vxlan and ip", &|s| s.port == 4789 && !s.inner_v6),
