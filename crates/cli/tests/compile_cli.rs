@@ -115,7 +115,7 @@ fn bad_expression_exits_1_with_a_caret_diagnostic() {
     assert!(err.contains('^'), "{err}");
 
     // Not yet supported by sift: said so.
-    let out = sift(&["compile", "ip protochain 6"]);
+    let out = sift(&["compile", "vxlan and geneve"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8(out.stderr).unwrap().contains("not supported by sift yet"));
 }

@@ -293,6 +293,10 @@ impl Builder {
                     debug_assert_eq!(*slot, HOLE, "an exit is patched once");
                     *slot = target;
                 }
+                Terminator::Jump(slot) => {
+                    debug_assert_eq!(*slot, HOLE, "an exit is patched once");
+                    *slot = target;
+                }
                 t => unreachable!("exits are branch edges, found {t:?}"),
             }
         }
@@ -354,6 +358,34 @@ impl Builder {
     /// Folds `preds` with [`Builder::or`] from the left; `None` when empty.
     pub fn or_all(&mut self, preds: impl IntoIterator<Item = Pred>) -> Option<Pred> {
         preds.into_iter().reduce(|p, q| self.or(p, q))
+    }
+
+    /// A block `stmts; goto next` whose successor is patched later: a "predicate" whose only
+    /// exit is a true exit (gencode's statement lists that fall through, as in
+    /// `gen_load_802_11_header_len`).
+    pub fn straight(&mut self, stmts: Vec<Stmt>) -> Pred {
+        let id = self.cfg.push(Block { stmts, term: Terminator::Jump(HOLE) });
+        Pred { entry: id, t: vec![Exit { block: id, on_true: true }], f: Vec::new() }
+    }
+
+    /// `p` then `q`: every exit of `p`, true or false, leads to `q` (code that computes
+    /// something before a predicate, such as variable header offsets).
+    pub fn seq(&mut self, p: Pred, q: Pred) -> Pred {
+        self.patch(&p.t, q.entry);
+        self.patch(&p.f, q.entry);
+        Pred { entry: p.entry, t: q.t, f: q.f }
+    }
+
+    /// `if c then a else b`: `a` runs when `c` holds, `b` when not; the exits are the union.
+    pub fn ite(&mut self, c: Pred, a: Pred, b: Pred) -> Pred {
+        self.patch(&c.t, a.entry);
+        self.patch(&c.f, b.entry);
+        Pred { entry: c.entry, t: concat(a.t, b.t), f: concat(a.f, b.f) }
+    }
+
+    /// `p` with all its exits made true exits (for [`Builder::seq`]-style joins).
+    pub fn join(&mut self, p: Pred) -> Pred {
+        Pred { entry: p.entry, t: concat(p.t, p.f), f: Vec::new() }
     }
 
     /// Inserts `stmts` at the start of `p`'s entry block (gencode's
@@ -449,6 +481,40 @@ impl Builder {
         self.regs.free(slot);
         let guard = self.and_guards(old, guard);
         Ok(Value { stmts, slot: result, guard })
+    }
+
+    /// [`Builder::load`] where the header base comes from `base_x`, called after the result
+    /// word is allocated and the index word freed (gencode's `gen_load` with a variable
+    /// header offset, whose scratch word it allocates at that point). `base_x` returns
+    /// statements that load the base into X, or none for an index relative to the packet.
+    pub fn load_via(
+        &mut self,
+        index: Value,
+        base_x: impl FnOnce(&mut Builder) -> Vec<Stmt>,
+        offset: u32,
+        size: Size,
+        guard: Option<Pred>,
+    ) -> Result<Value, BuildError> {
+        let result = self.regs.alloc()?;
+        let Value { mut stmts, slot, guard: old } = index;
+        self.regs.free(slot);
+        let base = base_x(self);
+        if base.is_empty() {
+            stmts.push(Stmt::Ldx(XSrc::Mem(slot)));
+        } else {
+            stmts.extend(base);
+            stmts.extend([Stmt::Ld(Src::Mem(slot)), Stmt::Alu(AluOp::Add, Operand::X), Stmt::Tax]);
+        }
+        stmts.extend([Stmt::Ld(Src::Ind(size, offset)), Stmt::St(result)]);
+        let guard = self.and_guards(old, guard);
+        Ok(Value { stmts, slot: result, guard })
+    }
+
+    /// `v` with `g` and-ed after its guard.
+    pub fn guarded(&mut self, v: Value, g: Pred) -> Value {
+        let Value { stmts, slot, guard } = v;
+        let guard = self.and_guards(guard, Some(g));
+        Value { stmts, slot, guard }
     }
 
     /// `a op b` (gencode's `gen_arth`): `a; b; ldx M[b]; ld M[a]; op x; st M[r]`. The guards

@@ -177,7 +177,13 @@ pub fn classify(f: &Failure) -> Option<&'static str> {
     match f.link {
         l if l.starts_with("DSA_TAG_") => return Some(NEW_DSA),
         "BACNET_MS_TP" => return Some(NEW_MSTP),
-        "PPI" if f.category == Category::CompileError => return Some(NEW_PPI),
+        "PPI"
+            if f.category == Category::CompileError
+                || (f.category == Category::AcceptDiffers
+                    && d.contains("802.11 link-layer types supported only on 802.11")) =>
+        {
+            return Some(NEW_PPI);
+        }
         "ARCNET" | "ARCNET_LINUX" => return Some(ARCNET),
         "MTP2" | "MTP2_WITH_PHDR" => return Some(SS7),
         "SUNATM" => return Some(SUNATM),

@@ -3,8 +3,8 @@
 //! libpcap's `protochain` emits a backward `ja` to walk IPv6 extension headers. `sift-verify`
 //! refuses such programs (the kernel would too), so `sift-vm` cannot run them, yet the corpus
 //! expects them to work in userland. The harness runs them here instead: the same semantics as
-//! libpcap's `bpf_filter` (loads past the captured length end the program with 0, division by
-//! a zero X gives 0, shifts by X of 32 or more give 0, scratch memory starts zeroed), plus a
+//! libpcap's `bpf_filter` (loads past the captured length end the program with 0, and so does
+//! division by a zero X; shifts by X of 32 or more give 0, scratch memory starts zeroed), plus a
 //! step limit so that a looping program ends (with 0) instead of hanging the test.
 
 use sift_insn::{Insn, Opcode};
@@ -90,8 +90,10 @@ pub fn run(prog: &[Insn], pkt: &[u8], wire_len: u32) -> u32 {
             AddX => a = a.wrapping_add(x),
             SubX => a = a.wrapping_sub(x),
             MulX => a = a.wrapping_mul(x),
-            DivX => a = a.checked_div(x).unwrap_or(0),
-            ModX => a = a.checked_rem(x).unwrap_or(0),
+            // libpcap's bpf_filter ends the program with 0 on a division by a zero X.
+            DivX | ModX if x == 0 => return 0,
+            DivX => a /= x,
+            ModX => a %= x,
             AndX => a &= x,
             OrX => a |= x,
             XorX => a ^= x,
@@ -124,5 +126,21 @@ mod tests {
         assert_eq!(run(&prog, &[2], 1), 7);
         assert_eq!(run(&prog, &[1], 1), 0, "an endless loop is stopped");
         assert_eq!(run(&prog, &[], 0), 0, "a load past the end returns 0");
+    }
+
+    #[test]
+    fn division_by_zero_x_ends_the_program() {
+        use sift_insn::code::{BPF_ALU, BPF_DIV, BPF_X};
+        // (0) ld #5; (1) div x (X = 0); (2) ret #7
+        let prog = [
+            Insn::stmt(BPF_LD | sift_insn::code::BPF_IMM, 5),
+            Insn::stmt(BPF_ALU | BPF_DIV | BPF_X, 0),
+            Insn::stmt(BPF_RET | BPF_K, 7),
+        ];
+        assert_eq!(run(&prog, &[], 0), 0, "as libpcap's bpf_filter");
+        let pcap = sift_libpcap::Libpcap::load();
+        if let Ok(pcap) = pcap {
+            assert_eq!(pcap.filter(&prog, &[], 0), 0);
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! how "the packet is protocol P" is tested (gencode's `init_linktype` and `gen_linktype`).
 
 use crate::build::{Builder, Cmp, Load, Pred};
-use crate::ir::Size;
+use crate::ir::{Size, Slot};
 
 use super::{CompileError, R};
 
@@ -54,6 +54,28 @@ pub(crate) enum Kind {
     CHdlc,
     /// 802.2 LLC after a MAC header (DLT_FDDI, DLT_IEEE802): SNAP type at payload + 6.
     Llc,
+    /// 802.11 (DLT_IEEE802_11 and the radio-header variants): a variable-length MAC header
+    /// (computed at run time into a scratch word), then 802.2 LLC.
+    Wlan,
+    /// OpenBSD pflog (DLT_PFLOG): a variable-length header whose first byte is its length,
+    /// the address family at 1.
+    Pflog,
+}
+
+/// A variable-length header before the link-layer header, whose length the program computes
+/// first (gencode's `off_linkhdr.is_variable` and `gen_load_*_llprefixlen`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prefix {
+    /// None: the link-layer header starts at a constant offset.
+    None,
+    /// Radiotap: little-endian length at 2.
+    Radiotap,
+    /// AVS: big-endian length at 4.
+    Avs,
+    /// Prism, or AVS when the first word says so (the Prism header is 144 bytes).
+    Prism,
+    /// PPI: little-endian length at 2 (802.11 payload only: the DLT field is checked).
+    Ppi,
 }
 
 /// One supported link type (Linux DLT numbers).
@@ -77,18 +99,39 @@ pub(crate) struct Link {
     pub off_nl_nosnap: u32,
     /// Offsets of the source and destination MAC addresses, for link types that have them.
     pub mac: Option<(u32, u32)>,
+    /// The variable-length header before the link-layer header, if any.
+    pub prefix: Prefix,
+    /// Whether the link-layer payload starts at a run-time offset (`off_linkpl.is_variable`):
+    /// payload-relative loads are `ldx M[r]; ld [x + k]`.
+    pub var_pl: bool,
+    /// Inside `vxlan`/`geneve`: the scratch words holding the inner offsets.
+    pub tunnel: Option<Tunnel>,
+}
+
+/// The scratch words holding run-time offsets of the frame later primitives look at
+/// (gencode's `off_linkhdr.reg`, `off_linktype.reg` and `off_linkpl.reg` after
+/// `gen_vxlan`/`gen_geneve`, or after `vlan` with Linux extensions).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tunnel {
+    /// The inner link-layer header (`None`: at its constant offset, as after `vlan` with
+    /// Linux extensions, which moves only the type and payload).
+    pub hdr: Option<Slot>,
+    /// The inner link-layer type field (Geneve: its protocol type unless Ethernet).
+    pub lt: Slot,
+    /// The inner link-layer payload.
+    pub pl: Slot,
+    /// Geneve (whose link type is compared as is) rather than VXLAN.
+    pub geneve: bool,
 }
 
 /// `(DLT, name)` of link types libpcap knows but sift does not generate code for yet.
 const OTHER_NAMES: &[(i32, &str)] = &[
-    (105, "IEEE802_11"),
-    (117, "PFLOG"),
-    (109, "ENC"),
-    (127, "IEEE802_11_RADIO"),
-    (163, "IEEE802_11_RADIO_AVS"),
-    (192, "PPI"),
-    (50, "PPP_SERIAL"),
-    (51, "PPP_ETHER"),
+    (16, "PPP_BSDOS"),
+    (7, "ARCNET"),
+    (129, "ARCNET_LINUX"),
+    (140, "MTP2"),
+    (123, "SUNATM"),
+    (107, "FRELAY"),
 ];
 
 /// `(name, DLT)` of the link types the generator supports (Linux DLT numbers).
@@ -106,6 +149,21 @@ pub const SUPPORTED: &[(&str, i32)] = &[
     ("FDDI", 10),
     ("IEEE802", 6),
     ("SLIP", 8),
+    ("ENC", 109),
+    ("PFLOG", 117),
+    ("IEEE802_11", 105),
+    ("IEEE802_11_RADIO", 127),
+    ("IEEE802_11_RADIO_AVS", 163),
+    ("PRISM_HEADER", 119),
+    ("PPI", 192),
+    ("PPP_SERIAL", 50),
+    ("PPP_PPPD", 166),
+    ("PPP_ETHER", 51),
+    ("IP_OVER_FC", 122),
+    ("NETANALYZER", 240),
+    ("NETANALYZER_TRANSPARENT", 241),
+    ("DSA_TAG_BRCM", 281),
+    ("DSA_TAG_DSA", 284),
 ];
 
 /// `pcap_datalink_val_to_description` of the supported link types.
@@ -123,6 +181,21 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ("FDDI", "FDDI"),
     ("IEEE802", "Token Ring"),
     ("SLIP", "SLIP"),
+    ("ENC", "OpenBSD encapsulated IP"),
+    ("PFLOG", "OpenBSD pflog file"),
+    ("IEEE802_11", "802.11"),
+    ("IEEE802_11_RADIO", "802.11 plus radiotap header"),
+    ("IEEE802_11_RADIO_AVS", "802.11 plus AVS radio information header"),
+    ("PRISM_HEADER", "802.11 plus Prism header"),
+    ("PPI", "Per-Packet Information"),
+    ("PPP_SERIAL", "PPP over serial"),
+    ("PPP_PPPD", "PPP for pppd, with direction flag"),
+    ("PPP_ETHER", "PPPoE"),
+    ("IP_OVER_FC", "RFC 2625 IP-over-Fibre Channel"),
+    ("NETANALYZER", "Ethernet with Hilscher netANALYZER pseudo-header"),
+    ("NETANALYZER_TRANSPARENT", "Ethernet with Hilscher netANALYZER pseudo-header and preamble"),
+    ("DSA_TAG_BRCM", "Broadcom tag"),
+    ("DSA_TAG_DSA", "Marvell DSA"),
 ];
 
 impl Link {
@@ -138,6 +211,9 @@ impl Link {
             off_nl: 0,
             off_nl_nosnap: 0,
             mac: None,
+            prefix: Prefix::None,
+            var_pl: false,
+            tunnel: None,
         };
         let with = |mut link: Link, off_nl, mac| {
             link.off_nl = off_nl;
@@ -149,6 +225,19 @@ impl Link {
             1 => with(l("EN10MB", Kind::Ether, Some(12), 14), 0, Some((6, 0))),
             10 => with(l("FDDI", Kind::Llc, Some(13), 13), 8, Some((7, 1))),
             6 => with(l("IEEE802", Kind::Llc, Some(14), 14), 8, Some((8, 2))),
+            122 => with(l("IP_OVER_FC", Kind::Llc, Some(16), 16), 8, Some((10, 2))),
+            // Ethernet after a netANALYZER pseudo-header (and preamble and SFD).
+            240 => Link {
+                off_linkhdr: 4,
+                ..with(l("NETANALYZER", Kind::Ether, Some(16), 18), 0, Some((6, 0)))
+            },
+            241 => Link {
+                off_linkhdr: 12,
+                ..with(l("NETANALYZER_TRANSPARENT", Kind::Ether, Some(24), 26), 0, Some((6, 0)))
+            },
+            // Ethernet with a 4-byte switch tag before the type.
+            281 => with(l("DSA_TAG_BRCM", Kind::Ether, Some(16), 18), 0, Some((6, 0))),
+            284 => with(l("DSA_TAG_DSA", Kind::Ether, Some(16), 18), 0, Some((6, 0))),
             8 => l("SLIP", Kind::Raw, None, 16),
             12 => l("RAW", Kind::Raw, None, 0),
             228 => l("IPV4", Kind::Ipv4, None, 0),
@@ -159,6 +248,28 @@ impl Link {
             108 => l("LOOP", Kind::Loop, Some(0), 4),
             9 => l("PPP", Kind::Ppp, Some(2), 4),
             104 => Link { off_nl_nosnap: 1, ..l("C_HDLC", Kind::CHdlc, Some(2), 4) },
+            // DLT_ENC: the address family in host order, like DLT_NULL, in a 12-byte header.
+            109 => l("ENC", Kind::Null, Some(0), 12),
+            117 => Link { var_pl: true, ..l("PFLOG", Kind::Pflog, Some(0), 0) },
+            50 => l("PPP_SERIAL", Kind::Ppp, Some(2), 4),
+            166 => l("PPP_PPPD", Kind::Ppp, Some(2), 4),
+            51 => l("PPP_ETHER", Kind::Ppp, Some(6), 8),
+            105 | 127 | 163 | 119 | 192 => {
+                let (name, prefix) = match dlt {
+                    105 => ("IEEE802_11", Prefix::None),
+                    127 => ("IEEE802_11_RADIO", Prefix::Radiotap),
+                    163 => ("IEEE802_11_RADIO_AVS", Prefix::Avs),
+                    119 => ("PRISM_HEADER", Prefix::Prism),
+                    _ => ("PPI", Prefix::Ppi),
+                };
+                Link {
+                    off_nl: 8,
+                    off_nl_nosnap: 3,
+                    prefix,
+                    var_pl: true,
+                    ..l(name, Kind::Wlan, Some(24), 0)
+                }
+            }
             _ => {
                 let name = OTHER_NAMES
                     .iter()
@@ -177,9 +288,14 @@ impl Link {
         self.off_linkpl + self.off_nl
     }
 
-    /// Whether the link layer has MAC addresses (Ethernet-like).
+    /// Whether the link layer has MAC addresses (Ethernet-like, or 802.11).
     pub fn is_ether(&self) -> bool {
-        self.mac.is_some()
+        self.mac.is_some() || self.kind == Kind::Wlan
+    }
+
+    /// Whether the link-layer header starts at a run-time offset (`off_linkhdr.is_variable`).
+    pub fn var_hdr(&self) -> bool {
+        self.prefix != Prefix::None
     }
 
     /// gencode's `gen_linktype(ll_proto)`: "the link-layer payload is `ll_proto`".
@@ -248,8 +364,8 @@ impl Link {
                 };
                 cmp_h(b, self.off_linktype.unwrap_or(2), v)
             }
-            Kind::Llc => {
-                // The code generator handles LLC link types before calling this.
+            Kind::Llc | Kind::Wlan | Kind::Pflog => {
+                // The code generator handles these link types before calling this.
                 return Err(CompileError::unsupported("LLC link-layer types here", None));
             }
             Kind::CHdlc => {

@@ -8,26 +8,49 @@
 //!
 //! **Link types** ([`Context::link_type`] is a **DLT** number as on Linux, what
 //! `pcap_open_dead` and the harness take, e.g. `DLT_RAW` = 12): EN10MB, RAW, IPV4, IPV6,
-//! LINUX_SLL, LINUX_SLL2, NULL, LOOP, PPP, C_HDLC, FDDI, IEEE802 (Token Ring) and SLIP
-//! ([`link_type_by_name`]). Others give "link type … is not supported by sift yet" (those with
-//! variable-length link headers, 802.11, PFLOG, PPI…, need gencode's `vloffsets`).
+//! LINUX_SLL, LINUX_SLL2, NULL, LOOP, ENC, PPP, PPP_SERIAL, PPP_PPPD, PPP_ETHER, C_HDLC, FDDI,
+//! IEEE802 (Token Ring), SLIP, PFLOG, IEEE802_11, IEEE802_11_RADIO (radiotap),
+//! IEEE802_11_RADIO_AVS, PRISM_HEADER, PPI, IP_OVER_FC, NETANALYZER, NETANALYZER_TRANSPARENT,
+//! DSA_TAG_BRCM and DSA_TAG_DSA ([`link_type_by_name`]). Others give "link type … is not
+//! supported by sift yet".
+//!
+//! **Variable offsets.** 802.11 headers, radio headers and pflog headers have run-time
+//! lengths. As in gencode (`off_linkhdr`/`off_linkpl` with `is_variable`), a load that needs
+//! such an offset reads it from a scratch word allocated on first use (`ldx M[r]; ld [x+k]`),
+//! and `Gen::vloffsets` puts the code computing the used words before the whole filter
+//! (gencode's `insert_compute_vloffsets`: radiotap/PPI little-endian length, AVS length,
+//! Prism-or-AVS, the 802.11 header length with QoS and radiotap padding, pflog's rounded
+//! length; PPI's DLT check). `vxlan`/`geneve` compute the inner frame's offsets into three
+//! more words and every later primitive looks inside the tunnel.
 //!
 //! **Primitives:** protocol abbreviations (`ip ip6 arp rarp tcp udp sctp icmp icmp6 igmp igrp
 //! pim vrrp carp ah esp atalk aarp decnet lat sca moprc mopdl iso stp ipx netbeui`, with
-//! libpcap's 802.2/SNAP checks on Ethernet, Linux cooked and 802.x), `[ip|ip6|ether] proto
-//! N|name` (IPv6 with libpcap's fragment-header rule), `[src|dst] host` (IPv4, IPv6, names
-//! through the [`Resolver`]; `ip`/`arp`/`rarp`), `net` (`/len`, `mask`, short forms, names),
-//! `ether host|src|dst`, `[ether] broadcast`, `ip broadcast` (with a netmask),
-//! `[ether|ip|ip6] multicast`, `[tcp|udp|sctp] port|portrange` (numbers and services),
-//! `gateway`, `less`/`greater`, `byte`, relations over arithmetic with `len` and `proto[i:n]`
-//! accessors (link, network and IPv4 transport protocols, `icmp6`), `vlan` and `mpls` (which
-//! move later offsets, as in libpcap), `pppoed`/`pppoes` (the link layer becomes PPP),
-//! `inbound`/`outbound` (Linux cooked, SLIP, or any link type with [`Context::linux_ext`]),
-//! `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc [i|s|u|subtype]`, `iso`/`clnp`/`esis`/
-//! `isis` and the IS-IS PDU abbreviations, `iso|isis proto`, `decnet [src|dst] host`,
-//! `and`/`or`/`not` and the empty filter. Everything else (`protochain`, which needs a
-//! backward jump the acyclic IR cannot hold, `geneve`, `vxlan`, 802.11, pflog, ATM, MTP,
-//! `vlan` with Linux extensions) answers an error containing [`UNSUPPORTED`].
+//! libpcap's 802.2/SNAP checks on Ethernet, Linux cooked, 802.x and 802.11), `[ip|ip6|ether]
+//! proto N|name` (IPv6 with libpcap's fragment-header rule, libpcap 1.11's range errors),
+//! `[ip|ip6] protochain` (see below), `[src|dst] host` (IPv4, IPv6, names through the
+//! [`Resolver`]; `ip`/`arp`/`rarp`), `net` (`/len`, `mask`, short forms, names), `ether
+//! host|src|dst` (802.11: gencode's frame-type and DS-bit rules), `wlan addr1..4|ra|ta`,
+//! `[ether] broadcast`, `ip broadcast` (with a netmask), `[ether|ip|ip6] multicast`,
+//! `[tcp|udp|sctp] port|portrange`, `gateway`, `less`/`greater`, `byte`, relations over
+//! arithmetic with `len` and `proto[i:n]` accessors (link, radio, network and IPv4 transport
+//! protocols, `icmp6`), `vlan` and `mpls` (which move later offsets, as in libpcap),
+//! `pppoed`/`pppoes` (the link layer becomes PPP), `geneve`/`vxlan [vni]`, 802.11 `type`/
+//! `subtype`/`dir`, pflog `on`/`ifname`/`rset`/`ruleset`/`rnr`/`srnr`/`reason`/`action`,
+//! `inbound`/`outbound` (Linux cooked, SLIP, pflog, pppd, DSA tags, or any link type with
+//! [`Context::linux_ext`]), `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc
+//! [i|s|u|subtype]`, `iso`/`clnp`/`esis`/`isis` and the IS-IS PDU abbreviations, `iso|isis
+//! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
+//! (ATM and MTP primitives, `vlan`/`mpls`/tunnels inside a tunnel, `mpls`/`pppoes` after
+//! `vlan` with Linux extensions, ARCnet addresses, DECnet names) answers an error containing
+//! [`UNSUPPORTED`]. `vlan` with [`Context::linux_ext`] on Ethernet follows libpcap 1.11's
+//! `gen_vlan_bpf_extensions` (the tag from the socket metadata or from the packet).
+//!
+//! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
+//! are acyclic, so the walk is unrolled [`PROTOCHAIN_STEPS`] (128) header advances deep. The
+//! result equals libpcap's on every packet whose walk ends within that many advances (checked
+//! against libpcap's own looping program in `tests/gen_protochain.rs`); a longer walk makes
+//! the term false. A filter may hold [`PROTOCHAIN_WALKS`] walks (each IPv6 walk is about
+//! 3,300 instructions).
 //!
 //! **Fidelity:** libpcap 1.10.3 (the system library) where it and 1.11 (the corpus) differ,
 //! except `gateway`, which follows 1.11's reading ("the protocol, and none of the host's
@@ -40,8 +63,8 @@
 mod link;
 
 use crate::build::{BuildError, Builder, Cmp, Load, Pred, Value};
-use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Src, Stmt, XSrc};
-use link::{Link, ethertype};
+use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Slot, Src, Stmt, XSrc};
+use link::{Link, Prefix, ethertype};
 use sift_diag::{Diagnostic, Span};
 use sift_filter::Resolver;
 use sift_filter::ast::*;
@@ -87,8 +110,8 @@ pub struct Context<'a> {
     /// The IPv4 netmask (for `ip broadcast`), `None` when not known.
     pub netmask: Option<u32>,
     /// Whether Linux ancillary loads may be used (a live Linux capture): `inbound`/`outbound`
-    /// and `ifindex` on link types without the information in the packet. `vlan` with them is
-    /// not supported yet.
+    /// and `ifindex` on link types without the information in the packet, and `vlan` on
+    /// Ethernet (the tag may be in the socket's metadata).
     pub linux_ext: bool,
     /// Resolves host, network, service, protocol and ether names.
     pub resolver: &'a dyn Resolver,
@@ -163,11 +186,24 @@ type R<T> = Result<T, CompileError>;
 /// Generates the graph for `expr` (`None`: the empty filter, which accepts everything).
 pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileError> {
     let link = Link::for_dlt(ctx.link_type)?;
-    let mut g = Gen { b: Builder::new(), link, ctx, label_depth: 0, vlan_depth: 0 };
+    let mut g = Gen {
+        b: Builder::new(),
+        link,
+        ctx,
+        label_depth: 0,
+        vlan_depth: 0,
+        hdr_reg: None,
+        pl_reg: None,
+        reg_error: false,
+        walks: 0,
+        vlan_words: None,
+        outer: link,
+    };
     match expr {
         None => Ok(g.b.accept_all(ctx.snaplen)),
         Some(e) => {
             let p = g.expr(e)?;
+            let p = g.vloffsets(p)?;
             Ok(g.b.finish(p, ctx.snaplen))
         }
     }
@@ -221,6 +257,14 @@ const SKF_AD_OFF: u32 = 0xffff_f000;
 const SKF_AD_PKTTYPE: u32 = 4;
 const SKF_AD_IFINDEX: u32 = 8;
 
+/// How many extension or AH headers the unrolled `protochain` walk advances over (see
+/// `Gen::protochain`).
+pub const PROTOCHAIN_STEPS: usize = 128;
+
+/// How many unrolled `protochain` walks one filter may hold (each is about 3,300 instructions
+/// for IPv6 at 128 steps; the default `protochain` is two walks, IPv4 and IPv6).
+pub const PROTOCHAIN_WALKS: u32 = 8;
+
 /// gencode's `PROTO_UNDEF`: a port on TCP, UDP or SCTP.
 const PROTO_UNDEF: Option<u32> = None;
 
@@ -234,6 +278,21 @@ struct Gen<'a> {
     label_depth: u32,
     /// VLAN tags matched so far (gencode's `vlan_stack_depth`).
     vlan_depth: u32,
+    /// The scratch word holding the link-layer header's offset, once a load needed it
+    /// (gencode's `off_linkhdr.reg`; variable-length radio headers only).
+    hdr_reg: Option<Slot>,
+    /// The scratch word holding the link-layer payload's offset, once a load needed it
+    /// (gencode's `off_linkpl.reg`; 802.11 and pflog).
+    pl_reg: Option<Slot>,
+    /// Whether allocating one of those words failed (reported when the expression is done).
+    reg_error: bool,
+    /// Unrolled `protochain` walks generated so far.
+    walks: u32,
+    /// The payload and type offset words of `vlan` with Linux extensions (zeroed first).
+    vlan_words: Option<(Slot, Slot)>,
+    /// The capture's own link layer (what the offsets computed first are about, even after
+    /// `vxlan`/`geneve` moved `link` into the tunnel).
+    outer: Link,
 }
 
 fn size_of(n: u8) -> Size {
@@ -251,8 +310,58 @@ fn proto_name(p: Option<Proto>) -> &'static str {
 impl Gen<'_> {
     // ---- loads and comparisons ----------------------------------------------------------
 
-    fn load(&self, base: Base, off: u32, size: Size) -> Load {
+    fn load(&mut self, base: Base, off: u32, size: Size) -> Load {
         let nl = self.link.nl();
+        if let Some(t) = self.link.tunnel {
+            // Inside vxlan/geneve: every base is a scratch word the tunnel check filled.
+            let ind = |k: u32| Stmt::Ld(Src::Ind(size, k));
+            let with = |r: Slot, k: u32| Load::Stmts(vec![Stmt::Ldx(XSrc::Mem(r)), ind(k)]);
+            return match base {
+                Base::LinkHdr => match t.hdr {
+                    Some(r) => with(r, self.link.off_linkhdr.wrapping_add(off)),
+                    None => Load::Abs(size, self.link.off_linkhdr.wrapping_add(off)),
+                },
+                Base::LinkType => with(t.lt, self.link.off_linktype.unwrap_or(0) + off),
+                Base::Net => with(t.pl, nl.wrapping_add(off)),
+                Base::LinkPl => with(t.pl, self.link.off_linkpl + off),
+                Base::NoSnap => with(t.pl, self.link.off_linkpl + self.link.off_nl_nosnap + off),
+                Base::TranV6 => with(t.pl, nl + 40 + off),
+                Base::TranV4 => {
+                    let mut v = self.iphdrlen_var(t.pl);
+                    v.push(ind(nl + off));
+                    Load::Stmts(v)
+                }
+            };
+        }
+        if self.link.var_hdr() && matches!(base, Base::LinkHdr | Base::LinkType) {
+            // gencode's gen_abs_offset_varpart(&off_linkhdr): relative to the radio header's
+            // length, computed into a scratch word first.
+            let r = self.hdr_reg();
+            let k = match base {
+                Base::LinkType => self.link.off_linktype.unwrap_or(0) + off,
+                _ => self.link.off_linkhdr.wrapping_add(off),
+            };
+            return Load::Stmts(vec![Stmt::Ldx(XSrc::Mem(r)), Stmt::Ld(Src::Ind(size, k))]);
+        }
+        if self.link.var_pl && !matches!(base, Base::LinkHdr | Base::LinkType) {
+            let r = self.pl_reg();
+            let ldx = Stmt::Ldx(XSrc::Mem(r));
+            let ind = |k: u32| Stmt::Ld(Src::Ind(size, k));
+            return Load::Stmts(match base {
+                Base::Net => vec![ldx, ind(nl.wrapping_add(off))],
+                Base::LinkPl => vec![ldx, ind(self.link.off_linkpl + off)],
+                Base::NoSnap => {
+                    vec![ldx, ind(self.link.off_linkpl + self.link.off_nl_nosnap + off)]
+                }
+                Base::TranV6 => vec![ldx, ind(nl + 40 + off)],
+                _ => {
+                    // gen_loadx_iphdrlen with a variable payload offset.
+                    let mut v = self.iphdrlen_var(r);
+                    v.push(ind(nl + off));
+                    v
+                }
+            });
+        }
         match base {
             Base::LinkHdr => Load::Abs(size, self.link.off_linkhdr.wrapping_add(off)),
             Base::Net => Load::Abs(size, nl.wrapping_add(off)),
@@ -261,6 +370,53 @@ impl Gen<'_> {
             Base::NoSnap => Load::Abs(size, self.link.off_linkpl + self.link.off_nl_nosnap + off),
             Base::TranV4 => Load::AfterIpv4(nl, size, nl + off),
             Base::TranV6 => Load::Abs(size, nl + 40 + off),
+        }
+    }
+
+    /// `ldx M[r]; ldb [x + nl]; and #0xf; lsh #2; add x; tax`: X = the offset of the IPv4
+    /// payload when the network layer starts at the run-time offset in `M[r]` (gencode's
+    /// `gen_loadx_iphdrlen` with a variable offset).
+    fn iphdrlen_var(&self, r: Slot) -> Vec<Stmt> {
+        vec![
+            Stmt::Ldx(XSrc::Mem(r)),
+            Stmt::Ld(Src::Ind(Size::B, self.link.nl())),
+            Stmt::Alu(AluOp::And, Operand::K(0xf)),
+            Stmt::Alu(AluOp::Lsh, Operand::K(2)),
+            Stmt::Alu(AluOp::Add, Operand::X),
+            Stmt::Tax,
+        ]
+    }
+
+    /// A scratch word for a variable offset (gencode's `alloc_reg` in
+    /// `gen_abs_offset_varpart`); a failure is reported when the expression is done.
+    fn var_slot(b: &mut Builder, failed: &mut bool) -> Slot {
+        b.alloc_slot().unwrap_or_else(|_| {
+            *failed = true;
+            Slot::new(0).expect("slot 0 exists")
+        })
+    }
+
+    /// The scratch word holding the link-layer header offset, allocated on first use.
+    fn hdr_reg(&mut self) -> Slot {
+        match self.hdr_reg {
+            Some(r) => r,
+            None => {
+                let r = Self::var_slot(&mut self.b, &mut self.reg_error);
+                self.hdr_reg = Some(r);
+                r
+            }
+        }
+    }
+
+    /// The scratch word holding the link-layer payload offset, allocated on first use.
+    fn pl_reg(&mut self) -> Slot {
+        match self.pl_reg {
+            Some(r) => r,
+            None => {
+                let r = Self::var_slot(&mut self.b, &mut self.reg_error);
+                self.pl_reg = Some(r);
+                r
+            }
         }
     }
 
@@ -292,8 +448,32 @@ impl Gen<'_> {
         {
             return Ok(self.llc_linktype(ll_proto));
         }
-        if self.link.kind == link::Kind::Llc {
-            return Ok(self.llc802_linktype(ll_proto));
+        if self.link.tunnel.is_some_and(|t| t.geneve) {
+            // Geneve's protocol type, or the inner Ethernet type (gencode's is_geneve).
+            return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
+        }
+        if self.link.tunnel.is_some() && ll_proto > link::ETHERMTU {
+            // Ethernet at run-time offsets (inside vxlan, after `vlan` with Linux
+            // extensions): the type field through its word.
+            return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
+        }
+        match self.link.kind {
+            link::Kind::Llc => return Ok(self.llc802_linktype(ll_proto)),
+            link::Kind::Wlan => {
+                // A data frame (gen_check_802_11_data_frame), then the 802.2 payload.
+                let b0 = self.wlan_data_frame();
+                let b1 = self.llc802_linktype(ll_proto);
+                return Ok(self.b.and(b0, b1));
+            }
+            link::Kind::Pflog => {
+                // The address family, in the header's second byte (Linux's AF_INET6).
+                return Ok(match ll_proto {
+                    ethertype::IP => self.eq(Base::LinkHdr, 1, Size::B, 2),
+                    ethertype::IPV6 => self.eq(Base::LinkHdr, 1, Size::B, 10),
+                    _ => self.b.never(),
+                });
+            }
+            _ => {}
         }
         self.link.linktype(&mut self.b, ll_proto)
     }
@@ -377,9 +557,22 @@ impl Gen<'_> {
         }
     }
 
+    /// An 802.11 data frame: type bits `10` in the frame control (libpcap 1.11's
+    /// `gen_check_802_11_data_frame`, one masked comparison).
+    fn wlan_data_frame(&mut self) -> Pred {
+        self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0x08, 0x0c)
+    }
+
     /// gencode's `gen_llc`: "an 802.2 LLC frame".
     fn llc_frame(&mut self) -> R<Pred> {
+        if matches!(self.link.name, "IP_OVER_FC" | "NETANALYZER" | "NETANALYZER_TRANSPARENT") {
+            return Err(CompileError::new(
+                format!("'llc' not supported on DLT_{}", self.link.name),
+                None,
+            ));
+        }
         match self.link.kind {
+            link::Kind::Wlan => Ok(self.wlan_data_frame()),
             link::Kind::Ether => {
                 let b0 = !self.cmp(Base::LinkType, 0, Size::H, Cmp::Gt, link::ETHERMTU, u32::MAX);
                 // Not NetWare over raw 802.3 (DSAP and SSAP 0xff).
@@ -444,6 +637,162 @@ impl Gen<'_> {
     /// gencode's `gen_ipfrag`: not a fragment other than the first.
     fn ipfrag(&mut self) -> Pred {
         !self.cmp(Base::Net, 6, Size::H, Cmp::Set, 0x1fff, u32::MAX)
+    }
+
+    // ---- variable-length headers ----------------------------------------------------------
+
+    /// gencode's `insert_compute_vloffsets` (and, for PPI, `gen_ppi_dlt_check`): code before
+    /// `p` that computes the run-time offsets `p`'s loads use. Only the offsets some load
+    /// needed are computed.
+    fn vloffsets(&mut self, p: Pred) -> R<Pred> {
+        use Stmt::*;
+        // The payload offset is computed from the header offset.
+        if self.pl_reg.is_some() && self.outer.var_hdr() && self.hdr_reg.is_none() {
+            self.hdr_reg();
+        }
+        if self.reg_error {
+            return Err(BuildError::TooManyRegisters.into());
+        }
+        // libpcap's quirk, kept: after `vxlan`/`geneve` gencode's offset registers are the
+        // tunnel's, and `insert_compute_vloffsets` (which runs last) writes the outer
+        // header's offsets into *those*; the outer loads read words nothing wrote (zero).
+        let (hdr_reg, pl_reg) = match self.link.tunnel {
+            Some(t) if self.outer.var_hdr() || self.outer.var_pl => (t.hdr, Some(t.pl)),
+            _ => (self.hdr_reg, self.pl_reg),
+        };
+        let ldb = |k| Ld(Src::Abs(Size::B, k));
+        // The header offset: statements leaving it in X and its word, after an optional
+        // branchy head (Prism/AVS).
+        let (head, mut stmts): (Option<Pred>, Vec<Stmt>) = match (self.outer.prefix, hdr_reg) {
+            (Prefix::Radiotap | Prefix::Ppi, Some(r)) => (
+                None,
+                vec![
+                    ldb(3),
+                    Alu(AluOp::Lsh, Operand::K(8)),
+                    Tax,
+                    ldb(2),
+                    Alu(AluOp::Or, Operand::X),
+                    St(r),
+                    Tax,
+                ],
+            ),
+            (Prefix::Avs, Some(r)) => (None, vec![Ld(Src::Abs(Size::W, 4)), St(r), Tax]),
+            (Prefix::Prism, Some(r)) => {
+                // An AVS header (its cookie in the first word) gives its length at 4; a Prism
+                // header is 144 bytes.
+                let c = self.b.branch(
+                    vec![Ld(Src::Abs(Size::W, 0)), Alu(AluOp::And, Operand::K(0xffff_f000))],
+                    JmpOp::Jeq,
+                    Operand::K(0x8021_1000),
+                );
+                let avs = self.b.straight(vec![Ld(Src::Abs(Size::W, 4))]);
+                let prism = self.b.straight(vec![Ld(Src::Imm(144))]);
+                let h = self.b.ite(c, avs, prism);
+                (Some(self.b.join(h)), vec![St(r), Tax])
+            }
+            _ => (None, Vec::new()),
+        };
+        let body = match (self.outer.kind, pl_reg) {
+            (link::Kind::Wlan, Some(pl)) => {
+                // gen_load_802_11_header_len: 24 bytes, 2 more for QoS data frames, and with
+                // radiotap, rounded up to 4 when the flags say there is padding.
+                if stmts.is_empty() {
+                    stmts.push(Ldx(XSrc::Imm(self.outer.off_linkhdr)));
+                }
+                stmts.extend([
+                    Txa,
+                    Alu(AluOp::Add, Operand::K(24)),
+                    St(pl),
+                    Ld(Src::Ind(Size::B, 0)),
+                ]);
+                let data1 =
+                    self.b.branch(std::mem::take(&mut stmts), JmpOp::Jset, Operand::K(0x08));
+                let data2 = self.b.branch(Vec::new(), JmpOp::Jset, Operand::K(0x04));
+                let is_data = self.b.and(data1, !data2);
+                let qos = self.b.branch(Vec::new(), JmpOp::Jset, Operand::K(0x80));
+                let add2 =
+                    self.b.straight(vec![Ld(Src::Mem(pl)), Alu(AluOp::Add, Operand::K(2)), St(pl)]);
+                let qos = self.b.and(qos, add2);
+                let qos = self.b.join(qos);
+                let rest = if self.outer.prefix == Prefix::Radiotap {
+                    let flags = self.b.branch(
+                        vec![Ld(Src::Abs(Size::W, 4))],
+                        JmpOp::Jset,
+                        Operand::K(0x0000_0002u32.swap_bytes()),
+                    );
+                    let ext = self.b.branch(
+                        Vec::new(),
+                        JmpOp::Jset,
+                        Operand::K(0x8000_0000u32.swap_bytes()),
+                    );
+                    let tsft = self.b.branch(
+                        Vec::new(),
+                        JmpOp::Jset,
+                        Operand::K(0x0000_0001u32.swap_bytes()),
+                    );
+                    let pad16 = self.b.branch(vec![ldb(16)], JmpOp::Jset, Operand::K(0x20));
+                    let pad8 = self.b.branch(vec![ldb(8)], JmpOp::Jset, Operand::K(0x20));
+                    let pad = self.b.ite(tsft, pad16, pad8);
+                    let round = self.b.straight(vec![
+                        Ld(Src::Mem(pl)),
+                        Alu(AluOp::Add, Operand::K(3)),
+                        Alu(AluOp::And, Operand::K(!3)),
+                        St(pl),
+                    ]);
+                    let pad = self.b.and(pad, round);
+                    let r = self.b.and(flags, !ext);
+                    let r = self.b.and(r, pad);
+                    let r = self.b.join(r);
+                    let qos = self.b.seq(qos, r);
+                    Some(qos)
+                } else {
+                    Some(qos)
+                };
+                let body = match rest {
+                    Some(q) => self.b.and(is_data, q),
+                    None => is_data,
+                };
+                Some(self.b.join(body))
+            }
+            (link::Kind::Pflog, Some(pl)) => {
+                // gen_load_pflog_llprefixlen: the header length, rounded up to 4.
+                stmts.extend([
+                    ldb(0),
+                    Alu(AluOp::Add, Operand::K(3)),
+                    Alu(AluOp::And, Operand::K(0xffff_fffc)),
+                    St(pl),
+                    Tax,
+                ]);
+                None
+            }
+            _ => None,
+        };
+        if stmts.is_empty()
+            && head.is_none()
+            && let Some((pl, lt)) = self.vlan_words
+        {
+            // gencode's is_vlan_vloffset: the words start at zero.
+            stmts.extend([Ld(Src::Imm(0)), St(pl), St(lt)]);
+        }
+        let mut p = match body {
+            Some(body) => self.b.seq(body, p),
+            None => {
+                if !stmts.is_empty() {
+                    self.b.prepend(&p, &stmts);
+                }
+                p
+            }
+        };
+        if let Some(h) = head {
+            p = self.b.seq(h, p);
+        }
+        if self.outer.prefix == Prefix::Ppi && self.link.tunnel.is_none() {
+            // gen_ppi_dlt_check: the PPI header's DLT (little-endian) is DLT_IEEE802_11.
+            // (libpcap tests the link type at the end: after vxlan/geneve there is none.)
+            let check = self.b.cmp(Load::Abs(Size::W, 4), Cmp::Eq, 105u32.swap_bytes(), u32::MAX);
+            p = self.b.and(check, p);
+        }
+        Ok(p)
     }
 
     // ---- boolean structure --------------------------------------------------------------
@@ -533,31 +882,20 @@ impl Gen<'_> {
 
     /// gencode's `gen_load`: `proto[index:size]`.
     fn index_load(&mut self, proto: Proto, mut idx: Value, size: Size) -> R<Value> {
+        if self.link.var_hdr() || self.link.var_pl || self.link.tunnel.is_some() {
+            return self.index_load_var(proto, idx, size);
+        }
         let nl = self.link.nl();
         match proto {
             p if p.is_link() => Ok(self.b.load(idx, &[], self.link.off_linkhdr, size, None)?),
-            Proto::Ip
-            | Proto::Arp
-            | Proto::Rarp
-            | Proto::Ip6
-            | Proto::Atalk
-            | Proto::Decnet
-            | Proto::Sca
-            | Proto::Lat
-            | Proto::Moprc
-            | Proto::Mopdl => {
+            Proto::Radio => {
+                Err(CompileError::new("radio information not present in capture", None))
+            }
+            p if Self::is_net_proto(p) => {
                 let guard = self.abbrev(proto)?;
                 Ok(self.b.load(idx, &[], nl, size, Some(guard))?)
             }
-            Proto::Sctp
-            | Proto::Tcp
-            | Proto::Udp
-            | Proto::Icmp
-            | Proto::Igmp
-            | Proto::Igrp
-            | Proto::Pim
-            | Proto::Vrrp
-            | Proto::Carp => {
+            p if Self::is_tran_proto(p) => {
                 let old = idx.take_guard();
                 let p = self.abbrev(proto)?;
                 let frag = self.ipfrag();
@@ -578,6 +916,135 @@ impl Gen<'_> {
                 let nh = self.eq(Base::Net, 6, Size::B, ipproto::ICMPV6);
                 let g = self.b.and(g, nh);
                 Ok(self.b.load(idx, &[], nl + 40, size, Some(g))?)
+            }
+            p => Err(CompileError::unsupported(format!("`{}[…]`", p.as_str()), None)),
+        }
+    }
+
+    fn is_net_proto(p: Proto) -> bool {
+        matches!(
+            p,
+            Proto::Ip
+                | Proto::Arp
+                | Proto::Rarp
+                | Proto::Ip6
+                | Proto::Atalk
+                | Proto::Decnet
+                | Proto::Sca
+                | Proto::Lat
+                | Proto::Moprc
+                | Proto::Mopdl
+        )
+    }
+
+    fn is_tran_proto(p: Proto) -> bool {
+        matches!(
+            p,
+            Proto::Sctp
+                | Proto::Tcp
+                | Proto::Udp
+                | Proto::Icmp
+                | Proto::Igmp
+                | Proto::Igrp
+                | Proto::Pim
+                | Proto::Vrrp
+                | Proto::Carp
+        )
+    }
+
+    /// `gen_load` when the link-layer header or payload starts at a run-time offset: the
+    /// offset's scratch word is allocated while the load is built, before the protocol
+    /// checks, as in gencode.
+    fn index_load_var(&mut self, proto: Proto, mut idx: Value, size: Size) -> R<Value> {
+        let nl = self.link.nl();
+        let var_hdr = self.link.var_hdr();
+        match proto {
+            Proto::Radio => {
+                if !matches!(self.link.prefix, Prefix::Radiotap | Prefix::Avs | Prefix::Prism) {
+                    return Err(CompileError::new(
+                        "radio information not present in capture",
+                        None,
+                    ));
+                }
+                Ok(self.b.load(idx, &[], 0, size, None)?)
+            }
+            p if p.is_link() && self.link.tunnel.is_some() => {
+                let hdr = self.link.off_linkhdr;
+                match self.link.tunnel.and_then(|t| t.hdr) {
+                    Some(r) => Ok(self.b.load(idx, &[Stmt::Ldx(XSrc::Mem(r))], hdr, size, None)?),
+                    None => Ok(self.b.load(idx, &[], hdr, size, None)?),
+                }
+            }
+            p if p.is_link() => {
+                let hdr = self.link.off_linkhdr;
+                if !var_hdr {
+                    return Ok(self.b.load(idx, &[], hdr, size, None)?);
+                }
+                let (mut slot, mut failed) = (self.hdr_reg, false);
+                let v = self.b.load_via(
+                    idx,
+                    |b| {
+                        let r = *slot.get_or_insert_with(|| Self::var_slot(b, &mut failed));
+                        vec![Stmt::Ldx(XSrc::Mem(r))]
+                    },
+                    hdr,
+                    size,
+                    None,
+                )?;
+                self.hdr_reg = slot;
+                self.reg_error |= failed;
+                Ok(v)
+            }
+            p if Self::is_net_proto(p) || p == Proto::Icmp6 || Self::is_tran_proto(p) => {
+                let tran = Self::is_tran_proto(p);
+                let old = if tran || p == Proto::Icmp6 { idx.take_guard() } else { None };
+                let tunnel_pl = self.link.tunnel.map(|t| t.pl);
+                let (mut slot, mut failed) = (tunnel_pl.or(self.pl_reg), false);
+                let iphdr = |r: Slot| {
+                    let mut v = vec![Stmt::Ldx(XSrc::Mem(r))];
+                    if tran {
+                        v.extend([
+                            Stmt::Ld(Src::Ind(Size::B, nl)),
+                            Stmt::Alu(AluOp::And, Operand::K(0xf)),
+                            Stmt::Alu(AluOp::Lsh, Operand::K(2)),
+                            Stmt::Alu(AluOp::Add, Operand::X),
+                            Stmt::Tax,
+                        ]);
+                    }
+                    v
+                };
+                let off = if p == Proto::Icmp6 { nl + 40 } else { nl };
+                let v = self.b.load_via(
+                    idx,
+                    |b| iphdr(*slot.get_or_insert_with(|| Self::var_slot(b, &mut failed))),
+                    off,
+                    size,
+                    None,
+                )?;
+                if tunnel_pl.is_none() {
+                    self.pl_reg = slot;
+                }
+                self.reg_error |= failed;
+                let g = if tran {
+                    let pp = self.abbrev(proto)?;
+                    let frag = self.ipfrag();
+                    let mut g = self.b.and(pp, frag);
+                    if let Some(old) = old {
+                        g = self.b.and(old, g);
+                    }
+                    let ip = self.abbrev(Proto::Ip)?;
+                    self.b.and(ip, g)
+                } else if p == Proto::Icmp6 {
+                    let mut g = self.abbrev(Proto::Ip6)?;
+                    if let Some(old) = old {
+                        g = self.b.and(old, g);
+                    }
+                    let nh = self.eq(Base::Net, 6, Size::B, ipproto::ICMPV6);
+                    self.b.and(g, nh)
+                } else {
+                    self.abbrev(proto)?
+                };
+                Ok(self.b.guarded(v, g))
             }
             p => Err(CompileError::unsupported(format!("`{}[…]`", p.as_str()), None)),
         }
@@ -667,7 +1134,31 @@ impl Gen<'_> {
                 let b1 = self.b.or(b2, b1);
                 Ok(self.b.and(b0, b1))
             }
-            Some(p) if p.is_link() => self.linktype(v),
+            Some(p) if p.is_link() => {
+                // libpcap 1.11's range checks.
+                let what = match self.link.kind {
+                    link::Kind::Ppp => "PPP protocol",
+                    link::Kind::CHdlc => "HDLC protocol",
+                    _ => "EtherType",
+                };
+                if v > 65535 {
+                    return Err(CompileError::new(
+                        format!("{what} {v} greater than maximum 65535"),
+                        None,
+                    ));
+                }
+                if matches!(
+                    self.link.kind,
+                    link::Kind::Ether | link::Kind::Sll | link::Kind::Llc | link::Kind::Wlan
+                ) && (256..=link::ETHERMTU).contains(&v)
+                {
+                    return Err(CompileError::new(
+                        format!("LLC DSAP {v} greater than maximum 255"),
+                        None,
+                    ));
+                }
+                self.linktype(v)
+            }
             Some(Proto::Iso) => {
                 let b0 = self.linktype(link::llcsap::ISONS)?;
                 let b1 = self.eq(Base::NoSnap, 0, Size::B, v);
@@ -698,6 +1189,107 @@ impl Gen<'_> {
         }
     }
 
+    /// gencode's `gen_protochain`: follow the IPv6 extension headers (hop-by-hop,
+    /// destination options, routing, fragment) and AH headers from the network header, and
+    /// test whether one of them or the final header is protocol `v`.
+    ///
+    /// libpcap walks the chain with a backward `ja`. sift's programs are acyclic, so the walk
+    /// is unrolled [`PROTOCHAIN_STEPS`] times: the program gives libpcap's result on every
+    /// packet whose walk ends (finds `v`, `IPPROTO_NONE`, a header that is neither an
+    /// extension nor AH, or runs out of packet) within that many header advances, and
+    /// rejects packets whose walk is longer. libpcap's own oddities are kept: a load past
+    /// the captured data ends the whole program with 0, and after an AH header the offset is
+    /// the AH length alone (not added to the previous offset).
+    fn protochain(&mut self, v: u32, proto: Option<Proto>) -> R<Pred> {
+        // gencode allocates a scratch word first, also for the default case (where it is
+        // never freed).
+        let reg = self.b.alloc_slot()?;
+        let v6 = match proto {
+            Some(Proto::Ip) => false,
+            Some(Proto::Ip6) => true,
+            None => {
+                let b0 = self.protochain(v, Some(Proto::Ip))?;
+                let b1 = self.protochain(v, Some(Proto::Ip6))?;
+                return Ok(self.b.or(b0, b1));
+            }
+            _ => return Err(CompileError::new("bad protocol applied for 'protochain'", None)),
+        };
+        if self.link.var_pl || self.link.tunnel.is_some() {
+            return Err(CompileError::new(
+                "'protochain' not supported with variable length headers",
+                None,
+            ));
+        }
+        self.walks += 1;
+        if self.walks > PROTOCHAIN_WALKS {
+            return Err(CompileError::unsupported(
+                format!("more than {PROTOCHAIN_WALKS} `protochain` walks in one filter"),
+                None,
+            ));
+        }
+        let b0 = self.linktype(if v6 { ethertype::IPV6 } else { ethertype::IP })?;
+        let nl = self.link.nl();
+        let start = if v6 {
+            vec![Stmt::Ld(Src::Abs(Size::B, nl + 6)), Stmt::Ldx(XSrc::Imm(40))]
+        } else {
+            vec![Stmt::Ld(Src::Abs(Size::B, nl + 9)), Stmt::Ldx(XSrc::Msh(nl))]
+        };
+        let k = |v| Operand::K(v);
+        // Built from the last step back to the first: `next` is the rest of the walk.
+        let mut next = self.b.branch(Vec::new(), JmpOp::Jeq, k(v));
+        for step in (0..PROTOCHAIN_STEPS).rev() {
+            let found =
+                self.b.branch(if step == 0 { start.clone() } else { Vec::new() }, JmpOp::Jeq, k(v));
+            let none = self.b.branch(Vec::new(), JmpOp::Jeq, k(59));
+            // AH: A = its next header, X = (its length + 2) * 4.
+            let ah = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::AH));
+            let ah_body = self.b.straight(vec![
+                Stmt::Txa,
+                Stmt::Ld(Src::Ind(Size::B, nl)),
+                Stmt::St(reg),
+                Stmt::Txa,
+                Stmt::Alu(AluOp::Add, k(1)),
+                Stmt::Tax,
+                Stmt::Ld(Src::Ind(Size::B, nl)),
+                Stmt::Alu(AluOp::Add, k(2)),
+                Stmt::Alu(AluOp::Mul, k(4)),
+                Stmt::Tax,
+                Stmt::Ld(Src::Mem(reg)),
+            ]);
+            let ah = self.b.and(ah, ah_body);
+            let advance = if v6 {
+                // Hop-by-hop, destination options, routing, fragment: A = the next header,
+                // X += (the length + 1) * 8.
+                let mut ext = self.b.branch(Vec::new(), JmpOp::Jeq, k(0));
+                for h in [60, 43, ipproto::FRAGMENT] {
+                    let e = self.b.branch(Vec::new(), JmpOp::Jeq, k(h));
+                    ext = self.b.or(ext, e);
+                }
+                let body = self.b.straight(vec![
+                    Stmt::Ld(Src::Ind(Size::B, nl)),
+                    Stmt::St(reg),
+                    Stmt::Ld(Src::Ind(Size::B, nl + 1)),
+                    Stmt::Alu(AluOp::Add, k(1)),
+                    Stmt::Alu(AluOp::Mul, k(8)),
+                    Stmt::Alu(AluOp::Add, Operand::X),
+                    Stmt::Tax,
+                    Stmt::Ld(Src::Mem(reg)),
+                ]);
+                self.b.ite(ext, body, ah)
+            } else {
+                ah
+            };
+            // Neither v nor IPPROTO_NONE: advance (false exits: no further header).
+            let adv = self.b.and(!none, advance);
+            let adv = self.b.and(adv, next);
+            next = self.b.or(found, adv);
+        }
+        if proto.is_some() {
+            self.b.free_slot(reg);
+        }
+        Ok(self.b.and(b0, next))
+    }
+
     // ---- primitives ---------------------------------------------------------------------
 
     fn prim(&mut self, p: &Primitive) -> R<Pred> {
@@ -713,10 +1305,33 @@ impl Gen<'_> {
             Primitive::Mpls(label) => self.mpls(*label),
             Primitive::Pppoed => self.linktype(0x8863),
             Primitive::Pppoes(sess) => self.pppoes(*sess),
+            Primitive::Inbound | Primitive::Outbound
+                if self.link.name.starts_with("DSA_TAG_") && self.link.tunnel.is_none() =>
+            {
+                // The switch tag's direction bits (libpcap 1.11).
+                let inbound = matches!(p, Primitive::Inbound);
+                let (v, mask) = match (self.link.name, inbound) {
+                    ("DSA_TAG_BRCM", true) => (0, 0xe0),
+                    ("DSA_TAG_BRCM", false) => (0x20, 0xe0),
+                    (_, true) => (0, 0x40),
+                    (_, false) => (0x40, 0xc0),
+                };
+                Ok(self.cmp(Base::LinkHdr, 12, Size::B, Cmp::Eq, v, mask))
+            }
             Primitive::Inbound | Primitive::Outbound => {
                 let outbound = match self.link.kind {
                     link::Kind::Sll => self.eq(Base::LinkHdr, 0, Size::H, 4),
                     link::Kind::Sll2 => self.eq(Base::LinkHdr, 10, Size::B, 4),
+                    link::Kind::Ppp if self.link.name == "PPP_PPPD" => {
+                        // The pppd direction byte: PPP_PPPD_IN 0, PPP_PPPD_OUT 1.
+                        let v = if matches!(p, Primitive::Inbound) { 0 } else { 1 };
+                        return Ok(self.eq(Base::LinkHdr, 0, Size::B, v));
+                    }
+                    link::Kind::Pflog => {
+                        // The pflog direction byte: PF_IN 1, PF_OUT 2.
+                        let v = if matches!(p, Primitive::Inbound) { 1 } else { 2 };
+                        return Ok(self.eq(Base::LinkHdr, 60, Size::B, v));
+                    }
                     link::Kind::Raw if self.link.name == "SLIP" => {
                         // `link[0] != 0` (SLIPDIR_IN is 0), through the arithmetic helpers.
                         // gencode's C arguments are evaluated right to left (scratch words).
@@ -730,8 +1345,14 @@ impl Gen<'_> {
                         self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_PKTTYPE, Size::H, 4)
                     }
                     _ => {
-                        return Err(CompileError::unsupported(
-                            format!("`inbound`/`outbound` on DLT_{}", self.link.name),
+                        // libpcap 1.11's wording (1.10 emits the ancillary load anyway).
+                        let what =
+                            if matches!(p, Primitive::Inbound) { "inbound" } else { "outbound" };
+                        return Err(CompileError::new(
+                            format!(
+                                "not a live capture, '{what}' not supported on DLT_{}",
+                                self.link.name
+                            ),
                             None,
                         ));
                     }
@@ -743,25 +1364,25 @@ impl Gen<'_> {
                 _ if self.ctx.linux_ext => {
                     Ok(self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_IFINDEX, Size::W, *n))
                 }
-                _ => Err(CompileError::unsupported(
-                    format!("`ifindex` on DLT_{}", self.link.name),
-                    None,
-                )),
+                _ => Err(CompileError::new("not a live capture", None)),
             },
-            Primitive::Geneve(_) => Err(CompileError::unsupported("`geneve`", None)),
-            Primitive::Vxlan(_) => Err(CompileError::unsupported("`vxlan`", None)),
+            Primitive::Geneve(vni) => self.tunnel(true, *vni),
+            Primitive::Vxlan(vni) => self.tunnel(false, *vni),
             Primitive::Llc(kind) => self.llc(kind.as_deref()),
-            Primitive::PfIfname(_)
-            | Primitive::PfRuleset(_)
-            | Primitive::PfRulenum(_)
-            | Primitive::PfSubrulenum(_)
-            | Primitive::PfReason(_)
-            | Primitive::PfAction(_) => Err(CompileError::unsupported("pflog primitives", None)),
-            Primitive::WlanType { .. }
-            | Primitive::WlanSubtype { .. }
-            | Primitive::WlanDir { .. } => {
-                Err(CompileError::unsupported("802.11 primitives", None))
+            Primitive::PfIfname(name) => self.pf_name(name, 4, "ifname", "interface"),
+            Primitive::PfRuleset(name) => self.pf_name(name, 20, "ruleset", "ruleset"),
+            Primitive::PfRulenum(n) => self.pf_field(36, Size::W, *n, "rnr"),
+            Primitive::PfSubrulenum(n) => self.pf_field(40, Size::W, *n, "srnr"),
+            Primitive::PfReason(n) => self.pf_field(3, Size::B, *n, "reason"),
+            Primitive::PfAction(n) => self.pf_field(2, Size::B, *n, "action"),
+            Primitive::WlanType { ty, subtype, .. } => match subtype {
+                None => self.wlan_fc(0, *ty, 0x0c, "type/subtype"),
+                Some(st) => self.wlan_fc(0, *ty | *st, 0xfc, "type/subtype"),
+            },
+            Primitive::WlanSubtype { type_subtype, .. } => {
+                self.wlan_fc(0, *type_subtype, 0xfc, "type/subtype")
             }
+            Primitive::WlanDir { dir, .. } => self.wlan_fc(1, *dir, 0x03, "dir"),
             Primitive::Atm(_) | Primitive::AtmField { .. } => {
                 Err(CompileError::unsupported("ATM primitives", None))
             }
@@ -771,20 +1392,205 @@ impl Gen<'_> {
         }
     }
 
+    /// gencode's `gen_geneve`/`gen_vxlan`: UDP to port 6081 (Geneve, version 0) or 4789
+    /// (VXLAN, I flag), over IPv4 or IPv6, with the VNI if given; then the offsets of the
+    /// inner frame go into scratch words, and every later primitive looks inside the tunnel
+    /// (an Ethernet frame; for Geneve, the link type is Geneve's protocol type unless that
+    /// is Ethernet).
+    fn tunnel(&mut self, geneve: bool, vni: Option<u32>) -> R<Pred> {
+        let what = if geneve { "geneve" } else { "vxlan" };
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported(format!("`{what}` inside a tunnel"), None));
+        }
+        if let Some(v) = vni
+            && v > 0xff_ffff
+        {
+            return Err(CompileError::new(
+                format!("{} VNI {v} greater than maximum 16777215", what.to_uppercase()),
+                None,
+            ));
+        }
+        let port = if geneve { 6081 } else { 4789 };
+        let var = self.link.var_pl;
+        let mut sides = Vec::new();
+        for v6 in [false, true] {
+            let b0 = self.port(None, port, Some(ipproto::UDP), Dir::Dst, v6)?;
+            let base = if v6 { Base::TranV6 } else { Base::TranV4 };
+            let flags = if geneve {
+                self.cmp(base, 8, Size::B, Cmp::Eq, 0, 0xc0)
+            } else {
+                self.cmp(base, 8, Size::B, Cmp::Eq, 0x08, u32::MAX)
+            };
+            let mut b = self.b.and(b0, flags);
+            if let Some(v) = vni {
+                let c = self.cmp(base, 12, Size::W, Cmp::Eq, v << 8, 0xffff_ff00);
+                b = self.b.and(b, c);
+            }
+            // A = X = the offset of the UDP header from the network header (plus the
+            // variable payload offset), by a test that always holds.
+            let nl = self.link.nl();
+            let stmts = match (v6, var) {
+                (false, false) => vec![Stmt::Ldx(XSrc::Msh(nl)), Stmt::Txa],
+                (false, true) => {
+                    let r = self.pl_reg();
+                    let mut v = self.iphdrlen_var(r);
+                    v.push(Stmt::Txa);
+                    v
+                }
+                (true, false) => vec![Stmt::Ld(Src::Imm(40)), Stmt::Tax],
+                (true, true) => {
+                    let r = self.pl_reg();
+                    vec![
+                        Stmt::Ldx(XSrc::Mem(r)),
+                        Stmt::Ld(Src::Imm(40)),
+                        Stmt::Alu(AluOp::Add, Operand::X),
+                        Stmt::Tax,
+                    ]
+                }
+            };
+            let set_x = self.b.branch(stmts, JmpOp::Jeq, Operand::X);
+            sides.push(self.b.and(b, set_x));
+        }
+        let v6 = sides.pop().expect("two sides");
+        let v4 = sides.pop().expect("two sides");
+        let b = self.b.or(v4, v6);
+        let udp = self.link.nl() + 8;
+        let k = Operand::K;
+        let (hdr, lt, pl, offsets) = if geneve {
+            let lt = self.b.alloc_slot()?;
+            let hdr = self.b.alloc_slot()?;
+            let pl = self.b.alloc_slot()?;
+            // X = the Geneve header; the inner frame follows its options.
+            let head = self.b.branch(
+                vec![
+                    Stmt::Alu(AluOp::Add, k(udp)),
+                    Stmt::Tax,
+                    Stmt::Alu(AluOp::Add, k(2)),
+                    Stmt::St(lt),
+                    Stmt::Ld(Src::Ind(Size::B, 0)),
+                    Stmt::Alu(AluOp::And, k(0x3f)),
+                    Stmt::Alu(AluOp::Mul, k(4)),
+                    Stmt::Alu(AluOp::Add, k(8)),
+                    Stmt::Alu(AluOp::Add, Operand::X),
+                    Stmt::St(hdr),
+                    Stmt::Ld(Src::Ind(Size::H, 2)),
+                    Stmt::Ldx(XSrc::Mem(hdr)),
+                ],
+                JmpOp::Jeq,
+                k(0x6558),
+            );
+            // Transparent Ethernet bridging: the type and payload of the inner Ethernet.
+            let eth = self.b.straight(vec![
+                Stmt::Txa,
+                Stmt::Alu(AluOp::Add, k(12)),
+                Stmt::St(lt),
+                Stmt::Alu(AluOp::Add, k(2)),
+                Stmt::Tax,
+            ]);
+            let head = self.b.and(head, eth);
+            let head = self.b.join(head);
+            let done = self.b.branch(vec![Stmt::Stx(pl), Stmt::Ld(Src::Imm(0))], JmpOp::Jeq, k(0));
+            (hdr, lt, pl, self.b.seq(head, done))
+        } else {
+            let hdr = self.b.alloc_slot()?;
+            let lt = self.b.alloc_slot()?;
+            let pl = self.b.alloc_slot()?;
+            let done = self.b.branch(
+                vec![
+                    Stmt::Alu(AluOp::Add, k(udp)),
+                    Stmt::Alu(AluOp::Add, k(8)),
+                    Stmt::St(hdr),
+                    Stmt::Alu(AluOp::Add, k(12)),
+                    Stmt::St(lt),
+                    Stmt::Alu(AluOp::Add, k(2)),
+                    Stmt::Tax,
+                    Stmt::Stx(pl),
+                    Stmt::Ld(Src::Imm(0)),
+                ],
+                JmpOp::Jeq,
+                k(0),
+            );
+            (hdr, lt, pl, done)
+        };
+        let b = self.b.and(b, offsets);
+        // Later primitives see an Ethernet frame at those offsets.
+        self.link = Link {
+            name: "EN10MB",
+            kind: link::Kind::Ether,
+            descr: "Ethernet",
+            off_linkhdr: 0,
+            off_linktype: Some(0),
+            off_linkpl: 0,
+            off_nl: 0,
+            off_nl_nosnap: 3,
+            mac: Some((6, 0)),
+            prefix: Prefix::None,
+            var_pl: false,
+            tunnel: Some(link::Tunnel { hdr: Some(hdr), lt, pl, geneve }),
+        };
+        Ok(b)
+    }
+
+    /// gencode's `gen_p80211_type`/`gen_p80211_fcdir`: masked frame-control bits.
+    fn wlan_fc(&mut self, off: u32, v: u32, mask: u32, what: &str) -> R<Pred> {
+        if self.link.kind != link::Kind::Wlan {
+            return Err(CompileError::new(
+                format!("'{what}' not supported on DLT_{}", self.link.name),
+                None,
+            ));
+        }
+        Ok(self.cmp(Base::LinkHdr, off, Size::B, Cmp::Eq, v, mask))
+    }
+
+    /// A pflog header field (gencode's `gen_pf_rnr`, `gen_pf_reason`…).
+    fn pf_field(&mut self, off: u32, size: Size, v: u32, what: &str) -> R<Pred> {
+        if self.link.kind != link::Kind::Pflog {
+            return Err(CompileError::new(
+                format!("'{what}' supported only on PFLOG linktype"),
+                None,
+            ));
+        }
+        Ok(self.eq(Base::LinkHdr, off, size, v))
+    }
+
+    /// A pflog name field of 16 bytes, compared over the name's length (gencode's
+    /// `gen_pf_ifname`, `gen_pf_ruleset`).
+    fn pf_name(&mut self, name: &str, off: u32, what: &str, noun: &str) -> R<Pred> {
+        if self.link.kind != link::Kind::Pflog {
+            return Err(CompileError::new(
+                format!("'{what}' supported only on PFLOG linktype"),
+                None,
+            ));
+        }
+        if name.len() >= 16 {
+            return Err(CompileError::new(format!("{noun} names can only be 15 characters"), None));
+        }
+        if name.is_empty() {
+            return Ok(self.b.always());
+        }
+        Ok(self.bcmp(Base::LinkHdr, off, name.as_bytes()))
+    }
+
     /// gencode's `gen_vlan` without BPF extensions: the three VLAN EtherTypes, the VLAN id,
     /// then every later offset moves 4 bytes on.
     fn vlan(&mut self, id: Option<u32>) -> R<Pred> {
+        if self.link.tunnel.is_some_and(|t| t.hdr.is_some()) {
+            return Err(CompileError::unsupported("`vlan` inside vxlan/geneve", None));
+        }
         if self.label_depth > 0 {
             return Err(CompileError::new("no VLAN match after MPLS", None));
         }
-        if self.link.kind != link::Kind::Ether {
+        if self.link.prefix == Prefix::Ppi {
+            return Err(CompileError::new("'vlan' not supported on DLT_PPI", None));
+        }
+        if !matches!(self.link.kind, link::Kind::Ether | link::Kind::Wlan) {
             return Err(CompileError::new(
                 format!("no VLAN support for {}", self.link.descr),
                 None,
             ));
         }
-        if self.ctx.linux_ext && self.vlan_depth == 0 {
-            return Err(CompileError::unsupported("`vlan` with Linux BPF extensions", None));
+        if self.ctx.linux_ext && self.vlan_depth == 0 && self.link.name == "EN10MB" {
+            return self.vlan_linux(id);
         }
         let b0 = self.linktype(0x8100)?;
         let b1 = self.linktype(0x88a8)?;
@@ -801,15 +1607,72 @@ impl Gen<'_> {
         Ok(b)
     }
 
+    /// gencode's `gen_vlan_bpf_extensions` (a live Linux capture, first `vlan`): the kernel
+    /// may have taken the tag out of the packet into its metadata (`vlanp`, `vlan_tci`), or
+    /// left it in. The type and payload offsets become run-time words, 0 or 4 (zeroed before
+    /// the filter, moved when the tag is in the packet), for every later primitive.
+    fn vlan_linux(&mut self, id: Option<u32>) -> R<Pred> {
+        const SKF_AD_VLAN_TAG: u32 = 44;
+        const SKF_AD_VLAN_TAG_PRESENT: u32 = 48;
+        let pl = self.b.alloc_slot()?;
+        let lt = self.b.alloc_slot()?;
+        let present = self.b.cmp(
+            Load::Abs(Size::B, SKF_AD_OFF + SKF_AD_VLAN_TAG_PRESENT),
+            Cmp::Eq,
+            1,
+            u32::MAX,
+        );
+        let k = Operand::K;
+        let moved = self.b.straight(vec![
+            Stmt::Ld(Src::Mem(pl)),
+            Stmt::Alu(AluOp::Add, k(4)),
+            Stmt::St(pl),
+            Stmt::Ld(Src::Mem(lt)),
+            Stmt::Alu(AluOp::Add, k(4)),
+            Stmt::St(lt),
+        ]);
+        let b0 = self.linktype(0x8100)?;
+        let b1 = self.linktype(0x88a8)?;
+        let b1 = self.b.or(b0, b1);
+        let b2 = self.linktype(0x9100)?;
+        let in_packet = self.b.or(b1, b2);
+        let in_packet = self.b.seq(moved, in_packet);
+        let mut b = self.b.or(present, in_packet);
+        if let Some(id) = id {
+            // The VID from the metadata, or from the tag in the packet.
+            let c = self.b.cmp(
+                Load::Abs(Size::B, SKF_AD_OFF + SKF_AD_VLAN_TAG_PRESENT),
+                Cmp::Eq,
+                1,
+                u32::MAX,
+            );
+            let meta =
+                self.b.straight(vec![Stmt::Ld(Src::Abs(Size::H, SKF_AD_OFF + SKF_AD_VLAN_TAG))]);
+            let pkt = self.b.straight(vec![Stmt::Ld(Src::Abs(Size::H, self.link.nl()))]);
+            let tci = self.b.ite(c, meta, pkt);
+            let tci = self.b.join(tci);
+            let vid = self.b.branch(vec![Stmt::Alu(AluOp::And, k(0x0fff))], JmpOp::Jeq, k(id));
+            let vid = self.b.seq(tci, vid);
+            b = self.b.and(b, vid);
+        }
+        self.link.tunnel = Some(link::Tunnel { hdr: None, lt, pl, geneve: false });
+        self.vlan_words = Some((pl, lt));
+        self.vlan_depth += 1;
+        Ok(b)
+    }
+
     /// gencode's `gen_mpls`: later network-layer offsets move 4 bytes on.
     fn mpls(&mut self, label: Option<u32>) -> R<Pred> {
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported("`mpls` inside vxlan/geneve", None));
+        }
         let mut b = if self.label_depth > 0 {
             // The previous label's bottom-of-stack bit is clear.
             self.cmp(Base::Net, 0u32.wrapping_sub(2), Size::B, Cmp::Eq, 0, 1)
         } else {
             match self.link.kind {
                 link::Kind::Ether | link::Kind::CHdlc => self.linktype(0x8847)?,
-                link::Kind::Ppp => {
+                link::Kind::Ppp if self.link.name == "PPP" => {
                     let off = self.link.off_linktype.unwrap_or(2);
                     self.b.cmp(Load::Abs(Size::H, off), Cmp::Eq, 0x0281, u32::MAX)
                 }
@@ -840,6 +1703,9 @@ impl Gen<'_> {
     /// gencode's `gen_pppoes`: the session EtherType and id, then the link layer becomes PPP
     /// 6 bytes into the payload.
     fn pppoes(&mut self, sess: Option<u32>) -> R<Pred> {
+        if self.link.tunnel.is_some() {
+            return Err(CompileError::unsupported("`pppoes` inside vxlan/geneve", None));
+        }
         let mut b = self.linktype(0x8864)?;
         if let Some(sess) = sess {
             let c = self.cmp(Base::Net, 0, Size::W, Cmp::Eq, sess, 0xffff);
@@ -879,7 +1745,7 @@ impl Gen<'_> {
                 if !self.link.is_ether() {
                     return Err(CompileError::new("not a broadcast link", None));
                 }
-                Ok(self.ehostop([0xff; 6], Dir::Dst))
+                self.mac_host([0xff; 6], Dir::Dst)
             }
             Some(Proto::Ip) => {
                 let Some(netmask) = self.ctx.netmask else {
@@ -908,6 +1774,10 @@ impl Gen<'_> {
                         None,
                     ));
                 }
+                if self.link.kind == link::Kind::Wlan {
+                    let mut f = |g: &mut Self, off: u32| g.lh_set(off, 1);
+                    return Ok(self.wlan_by_frame(&mut f, false));
+                }
                 let (_, dst) = self.link.mac.unwrap_or((6, 0));
                 Ok(self.cmp(Base::LinkHdr, dst, Size::B, Cmp::Set, 1, u32::MAX))
             }
@@ -933,13 +1803,39 @@ impl Gen<'_> {
     fn id(&mut self, q: &Quals, id: &Id) -> R<Pred> {
         let proto = q.proto.map(|p| p.0);
         let dir = q.dir.map_or(Dir::SrcOrDst, |d| d.0);
-        if !matches!(dir, Dir::Src | Dir::Dst | Dir::SrcOrDst | Dir::SrcAndDst) {
-            return Err(CompileError::unsupported(
-                format!("`{}`", dir.as_str()),
-                q.dir.map(|d| d.1),
-            ));
-        }
         let ty = q.ty.map(|t| t.0);
+        if !matches!(dir, Dir::Src | Dir::Dst | Dir::SrcOrDst | Dir::SrcAndDst) {
+            let dspan = q.dir.map(|d| d.1);
+            let d = dir.as_str();
+            if let Some(t @ (QualType::Port | QualType::Portrange)) = ty {
+                let t = if t == QualType::Port { "port" } else { "portrange" };
+                return Err(CompileError::new(
+                    format!("'{d}' is not a valid qualifier for '{t}'"),
+                    dspan,
+                ));
+            }
+            let wlan_dir = matches!(
+                dir,
+                Dir::Addr1 | Dir::Addr2 | Dir::Addr3 | Dir::Addr4 | Dir::Ra | Dir::Ta
+            );
+            if !wlan_dir {
+                return Err(CompileError::unsupported(format!("`{d}`"), dspan));
+            }
+            let mac_id = match id {
+                Id::Mac(_) => true,
+                Id::Name(_) => q.proto.is_some_and(|p| p.0.is_link()),
+                _ => false,
+            };
+            if self.link.kind != link::Kind::Wlan
+                || !mac_id
+                || !matches!(ty, None | Some(QualType::Host))
+            {
+                return Err(CompileError::new(
+                    format!("'{d}' is valid for 802.11 syntax only"),
+                    dspan,
+                ));
+            }
+        }
         if q.proto.is_some_and(|p| p.0 == Proto::Decnet)
             && matches!(ty, None | Some(QualType::Host))
         {
@@ -986,7 +1882,12 @@ impl Gen<'_> {
                 self.proto(v, proto)
             }
             Some(QualType::Protochain) => {
-                Err(CompileError::unsupported("`protochain`", q.ty.map(|t| t.1)))
+                let v = match id {
+                    Id::Num(n) => *n,
+                    Id::Name(s) => self.proto_number(proto, s)?,
+                    _ => return Err(CompileError::new("illegal protocol", None)),
+                };
+                self.protochain(v, proto)
             }
             Some(QualType::Gateway) => match id {
                 Id::Name(s) => self.gateway(proto, q.dir.is_some(), s),
@@ -1166,7 +2067,7 @@ impl Gen<'_> {
                         None,
                     ));
                 }
-                Ok(self.ehostop(*m, dir))
+                self.mac_host(*m, dir)
             }
             Id::Arc(_) => Err(CompileError::unsupported("ARCnet addresses", None)),
             Id::Name(s) => self.host_name(proto, dir, is_net, s),
@@ -1198,7 +2099,7 @@ impl Gen<'_> {
             let Some(mac) = resolver.ether(s) else {
                 return Err(CompileError::new(format!("unknown ether host '{s}'"), None));
             };
-            return Ok(self.ehostop(mac, dir));
+            return self.mac_host(mac, dir);
         }
         let (mut tproto, mut tproto6) = (proto, proto);
         if self.link.off_linktype.is_none() && proto.is_none() {
@@ -1267,7 +2168,7 @@ impl Gen<'_> {
         }
         // libpcap 1.11's reading (the corpus): per protocol, the protocol and none of the
         // addresses, the protocols or-ed: `(ip and not (src or dst in A)) or (arp and …)…`.
-        let b0 = self.ehostop(mac, Dir::SrcOrDst);
+        let b0 = self.mac_host(mac, Dir::SrcOrDst)?;
         let protos: &[(u32, u32, u32)] = match proto {
             Some(Proto::Ip) => &[(ethertype::IP, 12, 16)],
             Some(Proto::Arp) => &[(ethertype::ARP, 14, 24)],
@@ -1432,6 +2333,113 @@ impl Gen<'_> {
             push(self, p);
         }
         acc.expect("non-empty comparison")
+    }
+
+    /// `link[off] & bit` as a branch on the link header (gencode's hand-built `jset` blocks).
+    fn lh_set(&mut self, off: u32, bit: u32) -> Pred {
+        self.cmp(Base::LinkHdr, off, Size::B, Cmp::Set, bit, u32::MAX)
+    }
+
+    /// gencode's `gen_wlanhostop` parts shared by source, destination and multicast: for
+    /// data frames `data_tods` (To DS set) or `data_notods`; for management frames `mgmt`;
+    /// never for control frames. Each test is built by `f` at the given offset.
+    fn wlan_by_frame(&mut self, f: &mut dyn FnMut(&mut Self, u32) -> Pred, src: bool) -> Pred {
+        let b0 = if src {
+            // From DS set: SA at 24 with To DS, at 16 without; From DS clear: at 10.
+            let b1 = self.lh_set(1, 0x01);
+            let b0 = f(self, 24);
+            let b0 = self.b.and(b1, b0);
+            let b2 = !self.lh_set(1, 0x01);
+            let b1 = f(self, 16);
+            let b1 = self.b.and(b2, b1);
+            let b0 = self.b.or(b1, b0);
+            let b1 = self.lh_set(1, 0x02);
+            let b0 = self.b.and(b1, b0);
+            let b2 = !self.lh_set(1, 0x02);
+            let b1 = f(self, 10);
+            let b1 = self.b.and(b2, b1);
+            self.b.or(b1, b0)
+        } else {
+            // DA at 16 with To DS, at 4 without.
+            let b1 = self.lh_set(1, 0x01);
+            let b0 = f(self, 16);
+            let b0 = self.b.and(b1, b0);
+            let b2 = !self.lh_set(1, 0x01);
+            let b1 = f(self, 4);
+            let b1 = self.b.and(b2, b1);
+            self.b.or(b1, b0)
+        };
+        // Data frames.
+        let b1 = self.lh_set(0, 0x08);
+        let b0 = self.b.and(b1, b0);
+        // Management frames: SA at 10, DA at 4.
+        let b2 = !self.lh_set(0, 0x08);
+        let b1 = f(self, if src { 10 } else { 4 });
+        let b1 = self.b.and(b2, b1);
+        let b0 = self.b.or(b1, b0);
+        // Not control frames (nor the reserved type).
+        let b1 = !self.lh_set(0, 0x04);
+        self.b.and(b1, b0)
+    }
+
+    /// Neither a CTS nor an ACK control frame (which have no second address).
+    fn wlan_not_cts_ack(&mut self) -> Pred {
+        let b0 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0x04, 0x0c);
+        let b1 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0xc0, 0xf0);
+        let b2 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0xd0, 0xf0);
+        let b2 = self.b.and(b1, b2);
+        self.b.or(b0, b2)
+    }
+
+    /// gencode's `gen_wlanhostop`: an 802.11 address in the direction `dir`.
+    fn wlanhostop(&mut self, mac: [u8; 6], dir: Dir) -> R<Pred> {
+        let mut bcmp = |g: &mut Self, off: u32| g.bcmp(Base::LinkHdr, off, &mac);
+        Ok(match dir {
+            Dir::Src => self.wlan_by_frame(&mut bcmp, true),
+            Dir::Dst => self.wlan_by_frame(&mut bcmp, false),
+            Dir::SrcAndDst | Dir::SrcOrDst => {
+                let b0 = self.wlanhostop(mac, Dir::Src)?;
+                let b1 = self.wlanhostop(mac, Dir::Dst)?;
+                if dir == Dir::SrcAndDst { self.b.and(b0, b1) } else { self.b.or(b0, b1) }
+            }
+            Dir::Addr1 => self.bcmp(Base::LinkHdr, 4, &mac),
+            Dir::Addr2 => {
+                let b2 = self.wlan_not_cts_ack();
+                let b1 = self.bcmp(Base::LinkHdr, 10, &mac);
+                self.b.and(b2, b1)
+            }
+            Dir::Addr3 => {
+                let b0 = !self.cmp(Base::LinkHdr, 0, Size::B, Cmp::Eq, 0x04, 0x0c);
+                let b1 = self.bcmp(Base::LinkHdr, 16, &mac);
+                self.b.and(b0, b1)
+            }
+            Dir::Addr4 => {
+                let b0 = self.cmp(Base::LinkHdr, 1, Size::B, Cmp::Eq, 0x03, 0x03);
+                let b1 = self.bcmp(Base::LinkHdr, 24, &mac);
+                self.b.and(b0, b1)
+            }
+            Dir::Ra => {
+                let b1 = self.lh_set(0, 0x08);
+                let b0 = self.bcmp(Base::LinkHdr, 4, &mac);
+                self.b.and(b1, b0)
+            }
+            Dir::Ta => {
+                let b2 = self.wlan_not_cts_ack();
+                let b1 = self.lh_set(0, 0x08);
+                let b2 = self.b.and(b1, b2);
+                let b1 = self.bcmp(Base::LinkHdr, 10, &mac);
+                self.b.and(b2, b1)
+            }
+        })
+    }
+
+    /// A MAC address in direction `dir`: 802.11's address rules or Ethernet's.
+    fn mac_host(&mut self, mac: [u8; 6], dir: Dir) -> R<Pred> {
+        if self.link.kind == link::Kind::Wlan {
+            self.wlanhostop(mac, dir)
+        } else {
+            Ok(self.ehostop(mac, dir))
+        }
     }
 
     /// gencode's `gen_ehostop` for Ethernet.
