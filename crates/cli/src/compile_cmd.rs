@@ -17,8 +17,10 @@ use sift_insn::text;
 /// Options of `sift compile`.
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
-    /// Link type, as tcpdump's `-y`: EN10MB, RAW, IPV4, IPV6, LINUX_SLL, LINUX_SLL2, NULL, LOOP,
-    /// PPP, C_HDLC, FDDI, IEEE802 or SLIP (or a DLT number).
+    /// Link type, as tcpdump's `-y` (a name or a DLT number): EN10MB, RAW, IPV4, IPV6, LINUX_SLL,
+    /// LINUX_SLL2, NULL, LOOP, PPP, PPP_SERIAL, PPP_PPPD, PPP_ETHER, C_HDLC, FDDI, IEEE802, SLIP,
+    /// ENC, PFLOG, IEEE802_11, IEEE802_11_RADIO, IEEE802_11_RADIO_AVS, PRISM_HEADER, PPI,
+    /// IP_OVER_FC, NETANALYZER, NETANALYZER_TRANSPARENT, DSA_TAG_BRCM, DSA_TAG_DSA.
     #[arg(short = 'y', long = "linktype", default_value = "EN10MB")]
     pub link: String,
     /// Snapshot length: the value returned for accepted packets.
@@ -45,8 +47,8 @@ pub struct CompileArgs {
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let Some(dlt) = link_type_by_name(&args.link) else {
         bail!(
-            "unknown data link type {}, or one sift does not support yet (EN10MB, RAW, IPV4, IPV6, \
-             LINUX_SLL, LINUX_SLL2, NULL, LOOP, PPP, C_HDLC, FDDI, IEEE802, SLIP)",
+            "unknown data link type {} (see `sift compile --help` for the link types sift \
+             supports)",
             args.link
         );
     };

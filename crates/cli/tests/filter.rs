@@ -87,6 +87,12 @@ fn run_both(td: &Path, capture: &Path, expr: &str, dir: &Path) -> Outcome {
                 capture.display()
             )
         }
+        // Link types libpcap 1.11 filters and the installed 1.10 does not (DSA tags…).
+        (true, false)
+            if String::from_utf8_lossy(&b.stderr).contains("filtering not implemented") =>
+        {
+            Outcome::NewerLinkType
+        }
         (true, false) => panic!(
             "{}: `{expr}`: sift accepted what tcpdump refuses: {}",
             capture.display(),
@@ -99,6 +105,7 @@ enum Outcome {
     Same { written: usize, optimizer_differs: bool },
     BothRefuse,
     Unsupported,
+    NewerLinkType,
 }
 
 const EXPRESSIONS: &[&str] = &[
@@ -165,6 +172,7 @@ fn filtered_copies_equal_tcpdumps() {
     let first_corpus = captures.len();
     captures.extend(corpus_files);
     let (mut same, mut refused, mut unsupported, mut nonempty, mut libpcap_opt) = (0, 0, 0, 0, 0);
+    let mut newer = 0;
     let mut links = std::collections::BTreeSet::new();
     for (i, capture) in captures.iter().enumerate() {
         let Ok(mut reader) = sift_pcap::open(capture) else { continue };
@@ -192,13 +200,15 @@ fn filtered_copies_equal_tcpdumps() {
                 }
                 Outcome::BothRefuse => refused += 1,
                 Outcome::Unsupported => unsupported += 1,
+                Outcome::NewerLinkType => newer += 1,
             }
         }
     }
     eprintln!(
         "{same} identical outputs ({nonempty} with packets) over {} captures of link types {links:?}, \
-         {refused} refused by both, {unsupported} not supported by sift yet; optimized tcpdump \
-         differed from its own -O output {libpcap_opt} times",
+         {refused} refused by both, {unsupported} not supported by sift yet, {newer} on link \
+         types libpcap 1.10 cannot filter; optimized tcpdump differed from its own -O output \
+         {libpcap_opt} times",
         captures.len()
     );
     assert!(same >= 350, "only {same} comparisons");
