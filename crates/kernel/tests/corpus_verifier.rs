@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use sift_compile::{Context, compile_program};
-use sift_filetests::{Corpus, PacketSet, dlt};
+use sift_filetests::{Corpus, PacketSet};
 use sift_filter::TableResolver;
 use sift_kernel::{EbpfError, KernelEbpf};
 use sift_verify::{Mode, validate};
