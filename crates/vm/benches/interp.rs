@@ -149,9 +149,26 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// JIT compile time of a 20-instruction program (issue 6 asks for under 10 µs): lowering, the
+/// executable mapping and its release, every iteration.
+fn compile_time(c: &mut Criterion) {
+    let src = "ldh [12]\njeq #0x800, v4, drop\nv4: ldb [23]\njeq #6, tcp, udp\n\
+               udp: jeq #17, tcp, drop\ntcp: ldh [20]\njset #0x1fff, drop, frag0\n\
+               frag0: ldxb 4*([14]&0xf)\nldh [x+14]\njeq #80, keep, dst\n\
+               dst: ldh [x+16]\njeq #80, keep, p443\np443: jeq #443, keep, low\n\
+               low: jgt #1024, drop, keep\nkeep: ld #len\njgt #1500, big, small\n\
+               big: ret #1500\nsmall: ret a\ndrop: ret #0\nret #1\n";
+    let prog = sift_insn::asm::assemble(src).expect("program");
+    assert_eq!(prog.len(), 20, "a 20-instruction program");
+    let v = validate(&prog, Mode::Libpcap).expect("valid");
+    c.bench_function("jit_compile_20_insns", |b| {
+        b.iter(|| sift_jit::JitFilter::compile(black_box(&v)).expect("x86-64"))
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500)).sample_size(20);
-    targets = bench
+    targets = bench, compile_time
 }
 criterion_main!(benches);
