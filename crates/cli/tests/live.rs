@@ -153,6 +153,16 @@ impl Running {
     }
 }
 
+/// A test that fails while a capture runs must not leave the process behind.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// The three counters tcpdump (and sift) print at exit.
 #[derive(Debug, PartialEq, Eq)]
 struct Counts {
