@@ -223,6 +223,15 @@ enum Op {
         jt: u32,
         jf: u32,
     },
+    /// A chain of `jeq #k1 jt T jf next; jeq #k2 jt T jf next; …; jeq #kn jt T jf F` on the same
+    /// A (the EtherTypes of `vlan`, lists of protocols): `n` constants at `masks[first..]` (as
+    /// `(k, 0)`), one dispatch instead of `n` (counts as the instructions it stands for).
+    JeqAny {
+        first: u16,
+        n: u16,
+        jt: u32,
+        jf: u32,
+    },
     /// `ldh [x + off]; jge #0` (always true, to the next-but-one instruction); `jgt #k`: the
     /// lower-bound-free range test of `portrange` (counts as three instructions).
     JgtIndHRange {
@@ -587,6 +596,15 @@ fn exec<const COUNT: bool, const MEMORY: bool>(
                         None => return 0,
                     }
                 }
+                Op::JeqAny { first, n, jt, jf } => {
+                    let ks = masks.get(usize::from(first)..usize::from(first) + usize::from(n));
+                    let hit = ks.and_then(|ks| ks.iter().position(|&(k, _)| k == a));
+                    if COUNT {
+                        // The `jeq`s up to the one that matched (or all of them) ran.
+                        *count += hit.map_or(u64::from(n), |j| j as u64 + 1) - 1;
+                    }
+                    if hit.is_some() { goto!(jt) } else { goto!(jf) }
+                }
                 Op::JgtIndHRange { off, k, jt, jf } => fused!(
                     load_h(pkt, x as usize + off as usize),
                     |v| {
@@ -718,6 +736,7 @@ fn shortcut_returns(ops: &mut [Op]) -> Vec<u32> {
             | Op::JsetAbsH { jt, jf, .. }
             | Op::JsetAbsB { jt, jf, .. }
             | Op::JeqMaskAbsW { jt, jf, .. }
+            | Op::JeqAny { jt, jf, .. }
             | Op::JgtIndHRange { jt, jf, .. }
             | Op::JgtAbsHRange { jt, jf, .. } => {
                 map(jt);
@@ -782,6 +801,26 @@ fn fuse(ops: &mut [Op]) -> Vec<(u32, u32)> {
             (Op::LdAbsB(_), Op::JsetK { k, jt, jf }) => Op::JsetAbsB { off, k, jt, jf },
             _ => load,
         };
+    }
+    // Chains of `jeq` on the same A with the same true target, falling through on false.
+    for i in 0..ops.len() {
+        let Op::JeqK { k, jt, jf } = ops[i] else { continue };
+        let (mut ks, mut last_jf, mut at) = (vec![k], jf, i);
+        while ks.len() < 4 && last_jf == (at + 1) as u32 {
+            match ops.get(at + 1) {
+                Some(&Op::JeqK { k, jt: t, jf }) if t == jt => {
+                    ks.push(k);
+                    last_jf = jf;
+                    at += 1;
+                }
+                _ => break,
+            }
+        }
+        if ks.len() >= 2 && masks.len() + ks.len() <= usize::from(u16::MAX) {
+            let first = masks.len() as u16;
+            masks.extend(ks.iter().map(|&k| (k, 0)));
+            ops[i] = Op::JeqAny { first, n: ks.len() as u16, jt, jf: last_jf };
+        }
     }
     masks
 }
