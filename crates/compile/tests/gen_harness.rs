@@ -11,7 +11,7 @@ use sift_filetests::{
     Candidate, Category, CompileRequest, Corpus, ExprGen, LibpcapCandidate, Options, PacketSets,
     Report, check_accept, check_apply, check_differential, check_reject, dlt, known,
 };
-use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
+use sift_filter::{Layered, Resolver, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
 
 /// The link types the generator supports.
@@ -49,28 +49,6 @@ const LINKS: &[&str] = &[
 struct Sift {
     resolver: Box<dyn Resolver>,
     fixtures: bool,
-}
-
-/// The corpus's name fixtures first, then the system's files.
-struct Layered(TableResolver, SystemResolver);
-
-impl Resolver for Layered {
-    fn service(&self, name: &str) -> Option<Service> {
-        self.0.service(name).or_else(|| self.1.service(name))
-    }
-    fn protocol(&self, name: &str) -> Option<u8> {
-        self.0.protocol(name).or_else(|| self.1.protocol(name))
-    }
-    fn host(&self, name: &str) -> Vec<std::net::IpAddr> {
-        let v = self.0.host(name);
-        if v.is_empty() { self.1.host(name) } else { v }
-    }
-    fn ether(&self, name: &str) -> Option<[u8; 6]> {
-        self.0.ether(name).or_else(|| self.1.ether(name))
-    }
-    fn network(&self, name: &str) -> Option<u32> {
-        self.0.network(name).or_else(|| self.1.network(name))
-    }
 }
 
 impl Candidate for Sift {

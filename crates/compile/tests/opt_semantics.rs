@@ -15,7 +15,7 @@ use sift_filetests::{
     Candidate, Category, CompileRequest, Corpus, ExprGen, Options, PacketSet, PacketSets,
     check_apply, dlt,
 };
-use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
+use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_insn::{Insn, Program};
 use sift_vm::{Flavor, Interpreter};
 
@@ -35,28 +35,6 @@ const LINKS: &[&str] = &[
     "IEEE802",
     "SLIP",
 ];
-
-/// The corpus's name fixtures first, then the system's files.
-struct Layered(TableResolver, SystemResolver);
-
-impl Resolver for Layered {
-    fn service(&self, name: &str) -> Option<Service> {
-        self.0.service(name).or_else(|| self.1.service(name))
-    }
-    fn protocol(&self, name: &str) -> Option<u8> {
-        self.0.protocol(name).or_else(|| self.1.protocol(name))
-    }
-    fn host(&self, name: &str) -> Vec<std::net::IpAddr> {
-        let v = self.0.host(name);
-        if v.is_empty() { self.1.host(name) } else { v }
-    }
-    fn ether(&self, name: &str) -> Option<[u8; 6]> {
-        self.0.ether(name).or_else(|| self.1.ether(name))
-    }
-    fn network(&self, name: &str) -> Option<u32> {
-        self.0.network(name).or_else(|| self.1.network(name))
-    }
-}
 
 fn interpreter(prog: &[Insn], linuxext: bool) -> Interpreter {
     let v = sift_verify::validate(prog, sift_verify::Mode::Libpcap).expect("valid program");
@@ -205,7 +183,7 @@ fn generated_expressions_optimized_equals_unoptimized() {
 
 /// sift with the optimizer, as the harness's candidate.
 struct Optimizing {
-    resolver: Layered,
+    resolver: Layered<TableResolver, SystemResolver>,
 }
 
 impl Candidate for Optimizing {

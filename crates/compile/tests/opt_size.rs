@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use sift_compile::{Context, compile_program};
 use sift_filetests::{Corpus, ExprGen, dlt};
-use sift_filter::{Resolver, Service, SystemResolver, TableResolver};
+use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
 
 const LINKS: &[&str] = &[
@@ -38,27 +38,6 @@ const LINKS: &[&str] = &[
     "IEEE802",
     "SLIP",
 ];
-
-struct Layered(TableResolver, SystemResolver);
-
-impl Resolver for Layered {
-    fn service(&self, name: &str) -> Option<Service> {
-        self.0.service(name).or_else(|| self.1.service(name))
-    }
-    fn protocol(&self, name: &str) -> Option<u8> {
-        self.0.protocol(name).or_else(|| self.1.protocol(name))
-    }
-    fn host(&self, name: &str) -> Vec<std::net::IpAddr> {
-        let v = self.0.host(name);
-        if v.is_empty() { self.1.host(name) } else { v }
-    }
-    fn ether(&self, name: &str) -> Option<[u8; 6]> {
-        self.0.ether(name).or_else(|| self.1.ether(name))
-    }
-    fn network(&self, name: &str) -> Option<u32> {
-        self.0.network(name).or_else(|| self.1.network(name))
-    }
-}
 
 /// Sizes compared on one link type.
 #[derive(Default, Clone, Copy)]

@@ -61,7 +61,7 @@ pub mod semantic;
 pub use error::{ParseError, ParseErrorKind};
 pub use lexer::{JoinedArgs, strip_comments};
 pub use parser::MAX_DEPTH;
-pub use resolve::{Resolver, Service, SystemResolver, TableResolver, check_names};
+pub use resolve::{Layered, Resolver, Service, SystemResolver, TableResolver, check_names};
 
 /// Parses a filter expression. Names are kept as written and not looked up.
 ///

@@ -475,3 +475,27 @@ fn check_port(name: &str, proto: Option<Proto>, r: &dyn Resolver) -> Result<(), 
         _ => Ok(()),
     }
 }
+
+/// Two resolvers in order: what the first does not know is asked of the second (in tests, the
+/// libpcap corpus's name fixtures over the system's files).
+#[derive(Debug, Default)]
+pub struct Layered<A, B>(pub A, pub B);
+
+impl<A: Resolver, B: Resolver> Resolver for Layered<A, B> {
+    fn service(&self, name: &str) -> Option<Service> {
+        self.0.service(name).or_else(|| self.1.service(name))
+    }
+    fn protocol(&self, name: &str) -> Option<u8> {
+        self.0.protocol(name).or_else(|| self.1.protocol(name))
+    }
+    fn host(&self, name: &str) -> Vec<IpAddr> {
+        let v = self.0.host(name);
+        if v.is_empty() { self.1.host(name) } else { v }
+    }
+    fn ether(&self, name: &str) -> Option<[u8; 6]> {
+        self.0.ether(name).or_else(|| self.1.ether(name))
+    }
+    fn network(&self, name: &str) -> Option<u32> {
+        self.0.network(name).or_else(|| self.1.network(name))
+    }
+}
