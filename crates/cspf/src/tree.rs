@@ -542,26 +542,7 @@ impl Gen<'_> {
         }
         let ty = q.ty.map(|t| t.0);
         if let Some((p, span)) = q.proto
-            && !(p.is_link()
-                || matches!(
-                    p,
-                    Proto::Ip
-                        | Proto::Ip6
-                        | Proto::Arp
-                        | Proto::Rarp
-                        | Proto::Tcp
-                        | Proto::Udp
-                        | Proto::Sctp
-                        | Proto::Icmp
-                        | Proto::Icmp6
-                        | Proto::Igmp
-                        | Proto::Igrp
-                        | Proto::Pim
-                        | Proto::Vrrp
-                        | Proto::Carp
-                        | Proto::Ah
-                        | Proto::Esp
-                ))
+            && !p.qualifies_id()
         {
             return Err(cant(format!("`{}` qualifiers", p.as_str())).at_opt(Some(span)));
         }

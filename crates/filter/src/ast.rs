@@ -203,6 +203,32 @@ impl Proto {
         self.kw().as_str()
     }
 
+    /// Whether a bare name or address may carry this protocol qualifier (`ip host x`,
+    /// `tcp port y`, `ether host z`): the link layer, the network protocols and the IP
+    /// protocols libpcap accepts there. (`iso`/`isis` with a `proto` type are a separate case.)
+    pub fn qualifies_id(self) -> bool {
+        self.is_link()
+            || matches!(
+                self,
+                Proto::Ip
+                    | Proto::Ip6
+                    | Proto::Arp
+                    | Proto::Rarp
+                    | Proto::Tcp
+                    | Proto::Udp
+                    | Proto::Sctp
+                    | Proto::Icmp
+                    | Proto::Icmp6
+                    | Proto::Igmp
+                    | Proto::Igrp
+                    | Proto::Pim
+                    | Proto::Vrrp
+                    | Proto::Carp
+                    | Proto::Ah
+                    | Proto::Esp
+            )
+    }
+
     /// Whether this is one of the link-layer spellings (`link ether ppp slip fddi tr wlan`).
     pub fn is_link(self) -> bool {
         matches!(

@@ -1842,26 +1842,7 @@ impl Gen<'_> {
             return self.decnet_host(id, dir);
         }
         if let Some((p, span)) = q.proto
-            && !(p.is_link()
-                || matches!(
-                    p,
-                    Proto::Ip
-                        | Proto::Ip6
-                        | Proto::Arp
-                        | Proto::Rarp
-                        | Proto::Tcp
-                        | Proto::Udp
-                        | Proto::Sctp
-                        | Proto::Icmp
-                        | Proto::Icmp6
-                        | Proto::Igmp
-                        | Proto::Igrp
-                        | Proto::Pim
-                        | Proto::Vrrp
-                        | Proto::Carp
-                        | Proto::Ah
-                        | Proto::Esp
-                )
+            && !(p.qualifies_id()
                 || (matches!(p, Proto::Iso | Proto::Isis) && ty == Some(QualType::Proto)))
         {
             return Err(CompileError::unsupported(
