@@ -89,6 +89,7 @@ fn ports_and_arithmetic() {
             ("EN10MB", "tcp[tcpflags] & (tcp-syn|tcp-ack) = tcp-syn"),
             ("EN10MB", "ip[0] + ip[1] > 5"),
             ("RAW", "icmp6[0] = 128"),
+            ("EN10MB", "vxlan and geneve and pppoes 3 and ip"),
             ("EN10MB", "-len < 5"),
         ],
     );
@@ -107,7 +108,7 @@ fn errors() {
             ("EN10MB", "vlan 10"),
             ("RAW", "vlan 10"),
             ("EN10MB", "mpls and arp"),
-            ("EN10MB", "vxlan and geneve"),
+            ("EN10MB", "decnet host gw"),
             ("IEEE802_11", "ip protochain 6"),
             (
                 "EN10MB",

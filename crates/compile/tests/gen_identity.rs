@@ -138,6 +138,13 @@ pub const CORE: &[(i32, &str)] = &[
     (104, "ip"),
     (104, "tcp port 80"),
     (104, "host ::1"),
+    // PPPoE's PPP header follows the 802.2 LLC/SNAP header on FDDI and 802.5.
+    (10, "pppoes 5 and ip"),
+    (6, "pppoes and tcp"),
+    // Tunnels in tunnels, and shims inside a tunnel.
+    (1, "geneve and geneve and tcp port 80"),
+    (1, "geneve and pppoes 7 and ip6"),
+    (1, "geneve and vlan 5 and mpls and ip"),
     (1, "vlan"),
     (1, "vlan 100"),
     (1, "vlan 100 and ip"),

@@ -349,21 +349,7 @@ impl Link {
                 let v = if self.kind == Kind::Null { af.swap_bytes() } else { af };
                 b.cmp(Load::Abs(Size::W, 0), Cmp::Eq, v, u32::MAX)
             }
-            Kind::Ppp => {
-                // ethertype_to_ppptype
-                let v = match ll_proto {
-                    IP => 0x21,
-                    IPV6 => 0x57,
-                    0x6003 => 0x27,
-                    ATALK => 0x29,
-                    0x0600 => 0x25,
-                    llcsap::ISONS => 0x23,
-                    llcsap::BPDU => 0x31,
-                    llcsap::IPX => 0x2b,
-                    v => v,
-                };
-                cmp_h(b, self.off_linktype.unwrap_or(2), v)
-            }
+            Kind::Ppp => cmp_h(b, self.off_linktype.unwrap_or(2), ppp_type(ll_proto)),
             Kind::Llc | Kind::Wlan | Kind::Pflog => {
                 // The code generator handles these link types before calling this.
                 return Err(CompileError::unsupported("LLC link-layer types here", None));
@@ -374,5 +360,22 @@ impl Link {
                 cmp_h(b, self.off_linktype.unwrap_or(2), v)
             }
         })
+    }
+}
+
+/// gencode's `ethertype_to_ppptype`: the PPP protocol number for an EtherType (or 802.2
+/// SAP) as libpcap uses them internally; others are compared as they are.
+pub fn ppp_type(ll_proto: u32) -> u32 {
+    use ethertype::*;
+    match ll_proto {
+        IP => 0x21,
+        IPV6 => 0x57,
+        0x6003 => 0x27,
+        ATALK => 0x29,
+        0x0600 => 0x25,
+        llcsap::ISONS => 0x23,
+        llcsap::BPDU => 0x31,
+        llcsap::IPX => 0x2b,
+        v => v,
     }
 }

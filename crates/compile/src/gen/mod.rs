@@ -40,9 +40,9 @@
 //! [`Context::linux_ext`]), `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc
 //! [i|s|u|subtype]`, `iso`/`clnp`/`esis`/`isis` and the IS-IS PDU abbreviations, `iso|isis
 //! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
-//! (ATM and MTP primitives, `vlan`/`mpls`/tunnels inside a tunnel, `mpls`/`pppoes` after
-//! `vlan` with Linux extensions, ARCnet addresses, DECnet names) answers an error containing
-//! [`UNSUPPORTED`]. `vlan` with [`Context::linux_ext`] on Ethernet follows libpcap 1.11's
+//! (ATM and MTP primitives, ARCnet addresses, DECnet names) answers an error containing
+//! [`UNSUPPORTED`]. Tunnels nest, and `vlan`, `mpls` and `pppoes` work inside them, at the
+//! run-time offsets the tunnel computed. `vlan` with [`Context::linux_ext`] on Ethernet follows libpcap 1.11's
 //! `gen_vlan_bpf_extensions` (the tag from the socket metadata or from the packet).
 //!
 //! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
@@ -448,11 +448,17 @@ impl Gen<'_> {
         {
             return Ok(self.llc_linktype(ll_proto));
         }
-        if self.link.tunnel.is_some_and(|t| t.geneve) {
+        let tunnel = self.link.tunnel.filter(|_| self.link.kind == link::Kind::Ether);
+        if tunnel.is_some_and(|t| t.geneve) {
             // Geneve's protocol type, or the inner Ethernet type (gencode's is_geneve).
             return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
         }
-        if self.link.tunnel.is_some() && ll_proto > link::ETHERMTU {
+        if self.link.tunnel.is_some() && self.link.kind == link::Kind::Ppp {
+            // PPP at a run-time offset (`pppoes` inside a tunnel or after `vlan` with Linux
+            // extensions).
+            return Ok(self.eq(Base::LinkType, 0, Size::H, link::ppp_type(ll_proto)));
+        }
+        if tunnel.is_some() && ll_proto > link::ETHERMTU {
             // Ethernet at run-time offsets (inside vxlan, after `vlan` with Linux
             // extensions): the type field through its word.
             return Ok(self.eq(Base::LinkType, 0, Size::H, ll_proto));
@@ -1399,9 +1405,6 @@ impl Gen<'_> {
     /// is Ethernet).
     fn tunnel(&mut self, geneve: bool, vni: Option<u32>) -> R<Pred> {
         let what = if geneve { "geneve" } else { "vxlan" };
-        if self.link.tunnel.is_some() {
-            return Err(CompileError::unsupported(format!("`{what}` inside a tunnel"), None));
-        }
         if let Some(v) = vni
             && v > 0xff_ffff
         {
@@ -1411,7 +1414,13 @@ impl Gen<'_> {
             ));
         }
         let port = if geneve { 6081 } else { 4789 };
-        let var = self.link.var_pl;
+        // The word holding the run-time payload offset, if there is one: an outer tunnel's
+        // (a tunnel in a tunnel), or the variable link header's.
+        let var = match self.link.tunnel {
+            Some(t) => Some(t.pl),
+            None if self.link.var_pl => Some(self.pl_reg()),
+            None => None,
+        };
         let mut sides = Vec::new();
         for v6 in [false, true] {
             let b0 = self.port(None, port, Some(ipproto::UDP), Dir::Dst, v6)?;
@@ -1430,16 +1439,14 @@ impl Gen<'_> {
             // variable payload offset), by a test that always holds.
             let nl = self.link.nl();
             let stmts = match (v6, var) {
-                (false, false) => vec![Stmt::Ldx(XSrc::Msh(nl)), Stmt::Txa],
-                (false, true) => {
-                    let r = self.pl_reg();
+                (false, None) => vec![Stmt::Ldx(XSrc::Msh(nl)), Stmt::Txa],
+                (false, Some(r)) => {
                     let mut v = self.iphdrlen_var(r);
                     v.push(Stmt::Txa);
                     v
                 }
-                (true, false) => vec![Stmt::Ld(Src::Imm(40)), Stmt::Tax],
-                (true, true) => {
-                    let r = self.pl_reg();
+                (true, None) => vec![Stmt::Ld(Src::Imm(40)), Stmt::Tax],
+                (true, Some(r)) => {
                     vec![
                         Stmt::Ldx(XSrc::Mem(r)),
                         Stmt::Ld(Src::Imm(40)),
@@ -1574,9 +1581,6 @@ impl Gen<'_> {
     /// gencode's `gen_vlan` without BPF extensions: the three VLAN EtherTypes, the VLAN id,
     /// then every later offset moves 4 bytes on.
     fn vlan(&mut self, id: Option<u32>) -> R<Pred> {
-        if self.link.tunnel.is_some_and(|t| t.hdr.is_some()) {
-            return Err(CompileError::unsupported("`vlan` inside vxlan/geneve", None));
-        }
         if self.label_depth > 0 {
             return Err(CompileError::new("no VLAN match after MPLS", None));
         }
@@ -1589,7 +1593,12 @@ impl Gen<'_> {
                 None,
             ));
         }
-        if self.ctx.linux_ext && self.vlan_depth == 0 && self.link.name == "EN10MB" {
+        // Only the capture's own outermost header can have its tag in the metadata.
+        if self.ctx.linux_ext
+            && self.vlan_depth == 0
+            && self.link.name == "EN10MB"
+            && self.link.tunnel.is_none()
+        {
             return self.vlan_linux(id);
         }
         let b0 = self.linktype(0x8100)?;
@@ -1663,9 +1672,6 @@ impl Gen<'_> {
 
     /// gencode's `gen_mpls`: later network-layer offsets move 4 bytes on.
     fn mpls(&mut self, label: Option<u32>) -> R<Pred> {
-        if self.link.tunnel.is_some() {
-            return Err(CompileError::unsupported("`mpls` inside vxlan/geneve", None));
-        }
         let mut b = if self.label_depth > 0 {
             // The previous label's bottom-of-stack bit is clear.
             self.cmp(Base::Net, 0u32.wrapping_sub(2), Size::B, Cmp::Eq, 0, 1)
@@ -1673,8 +1679,7 @@ impl Gen<'_> {
             match self.link.kind {
                 link::Kind::Ether | link::Kind::CHdlc => self.linktype(0x8847)?,
                 link::Kind::Ppp if self.link.name == "PPP" => {
-                    let off = self.link.off_linktype.unwrap_or(2);
-                    self.b.cmp(Load::Abs(Size::H, off), Cmp::Eq, 0x0281, u32::MAX)
+                    self.eq(Base::LinkType, 0, Size::H, 0x0281)
                 }
                 _ => {
                     return Err(CompileError::new(
@@ -1703,15 +1708,17 @@ impl Gen<'_> {
     /// gencode's `gen_pppoes`: the session EtherType and id, then the link layer becomes PPP
     /// 6 bytes into the payload.
     fn pppoes(&mut self, sess: Option<u32>) -> R<Pred> {
-        if self.link.tunnel.is_some() {
-            return Err(CompileError::unsupported("`pppoes` inside vxlan/geneve", None));
-        }
         let mut b = self.linktype(0x8864)?;
         if let Some(sess) = sess {
             let c = self.cmp(Base::Net, 0, Size::W, Cmp::Eq, sess, 0xffff);
             b = self.b.and(b, c);
         }
-        let hdr = self.link.off_linkpl + 6;
+        // Past the PPPoE header, which follows any 802.2 LLC/SNAP header (gencode's
+        // PUSH_LINKHDR: at a run-time offset when the payload is at one).
+        let hdr = self.link.nl() + 6;
+        if let Some(t) = self.link.tunnel {
+            self.link.tunnel = Some(link::Tunnel { hdr: Some(t.pl), lt: t.pl, ..t });
+        }
         self.link.kind = link::Kind::Ppp;
         self.link.mac = None;
         self.link.name = "PPP";
