@@ -14,6 +14,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::parallel::Encoded;
 use anyhow::{Context, bail};
 use sift_pcap::{Interface, Packet, PcapWriter, PcapngWriter, Precision, TsResolution, linktype};
 
@@ -431,33 +432,39 @@ fn run_parallel(
         }),
         Some(Sink::Pcap { writer, .. }) => {
             let precision = writer.precision();
-            let encode = |p: &Packet<'_>, out: &mut Vec<u8>| -> anyhow::Result<()> {
+            let encode = |p: &Packet<'_>, out: &mut Encoded| -> anyhow::Result<()> {
+                // A record already as the output has it is copied from the mapping by the
+                // kernel when written; others are encoded.
+                if let Some(range) = file.verbatim(p, precision) {
+                    out.verbatim(range);
+                    return Ok(());
+                }
                 let h = PcapWriter::<Box<dyn Write>>::record_header(
                     precision,
                     p.timestamp,
                     p.wire_len,
                     p.data.len(),
                 )?;
-                out.extend_from_slice(&h);
-                out.extend_from_slice(p.data);
+                out.buf.extend_from_slice(&h);
+                out.buf.extend_from_slice(p.data);
                 Ok(())
             };
-            crate::parallel::run(file, threads, &keep, &encode, |bytes, at, kept| {
+            crate::parallel::run(file, threads, &keep, &encode, |out, at, kept| {
                 progress.update(at, kept);
-                Ok(writer.write_encoded(bytes)?)
+                Ok(writer.write_pieces(out.pieces(file.bytes()))?)
             })
         }
         Some(Sink::Print { out, printer }) => {
             // Printing keeps state across packets (relative TCP sequence numbers, time
             // deltas), so workers only filter: they pass the kept packets on as records, and
             // this thread prints them in order.
-            let encode = |p: &Packet<'_>, buf: &mut Vec<u8>| -> anyhow::Result<()> {
-                crate::parallel::encode_packet(buf, p);
+            let encode = |p: &Packet<'_>, out: &mut Encoded| -> anyhow::Result<()> {
+                crate::parallel::encode_packet(&mut out.buf, p);
                 Ok(())
             };
-            crate::parallel::run(file, threads, &keep, &encode, |bytes, at, kept| {
+            crate::parallel::run(file, threads, &keep, &encode, |chunk, at, kept| {
                 progress.update(at, kept);
-                for p in crate::parallel::decode_packets(bytes, iface.link_type) {
+                for p in crate::parallel::decode_packets(&chunk.buf, iface.link_type) {
                     printer.print(out, &p)?;
                 }
                 Ok(())

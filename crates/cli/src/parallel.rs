@@ -2,7 +2,9 @@
 //!
 //! The mapped file is cut into chunks of [`CHUNK_BYTES`]; worker threads each take the next
 //! chunk, find its first record ([`sift_pcap::split`]: a guessed sync point), filter its
-//! packets and encode the kept ones (pcap records, or printed lines) into a buffer. The calling
+//! packets and encode the kept ones into an [`Encoded`]: bytes in a buffer, or, for records the
+//! output takes as they are in the file, just where they lie (so a filtered copy is copied once,
+//! by the kernel's `writev` from the mapping, and the buffers are reused). The calling
 //! thread consumes the buffers strictly in file order, after checking that each chunk started
 //! exactly where the previous one stopped (and redoing it from there when the guess was wrong),
 //! so the output is byte for byte that of the sequential path. Workers run at most
@@ -10,6 +12,7 @@
 //! the file ends the run after every packet before it has been consumed, as sequentially.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
@@ -30,12 +33,52 @@ pub struct Totals {
     pub clipped: ClippedRecords,
 }
 
+/// A chunk's output: bytes encoded into `buf`, with runs of the input file inserted between
+/// them.
+#[derive(Debug, Default)]
+pub struct Encoded {
+    /// Encoded bytes.
+    pub buf: Vec<u8>,
+    /// File ranges, each inserted where `buf` had the given length (in order, adjacent ones
+    /// merged).
+    runs: Vec<(usize, Range<u64>)>,
+}
+
+impl Encoded {
+    /// Appends the file's bytes `range` (after whatever `buf` holds now).
+    pub fn verbatim(&mut self, range: Range<u64>) {
+        let at = self.buf.len();
+        match self.runs.last_mut() {
+            Some((pos, r)) if *pos == at && r.end == range.start => r.end = range.end,
+            _ => self.runs.push((at, range)),
+        }
+    }
+
+    /// The output in order, as slices of `buf` and of `file`.
+    pub fn pieces<'a>(&'a self, file: &'a [u8]) -> impl Iterator<Item = &'a [u8]> {
+        let mut from = 0;
+        let mut out = Vec::with_capacity(2 * self.runs.len() + 1);
+        for (at, r) in &self.runs {
+            out.push(&self.buf[from..*at]);
+            out.push(&file[r.start as usize..r.end as usize]);
+            from = *at;
+        }
+        out.push(&self.buf[from..]);
+        out.into_iter().filter(|p| !p.is_empty())
+    }
+
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.runs.clear();
+    }
+}
+
 /// One chunk's outcome.
 struct Chunk {
     /// Where it started (a guessed sync point; `u64::MAX` when there was none) and stopped.
     start: u64,
     stop: u64,
-    out: Vec<u8>,
+    out: Encoded,
     read: u64,
     kept: u64,
     clipped: ClippedRecords,
@@ -43,16 +86,25 @@ struct Chunk {
     error: Option<anyhow::Error>,
 }
 
-/// Filters and encodes the records from `start` up to the first one at or after `stop_at`.
-fn process<K, E>(file: PcapBytes<'_>, start: u64, stop_at: u64, keep: &K, encode: &E) -> Chunk
+/// Filters and encodes (into `out`, cleared first) the records from `start` up to the first one
+/// at or after `stop_at`.
+fn process<K, E>(
+    file: PcapBytes<'_>,
+    start: u64,
+    stop_at: u64,
+    keep: &K,
+    encode: &E,
+    mut out: Encoded,
+) -> Chunk
 where
     K: Fn(&Packet<'_>) -> bool,
-    E: Fn(&Packet<'_>, &mut Vec<u8>) -> anyhow::Result<()>,
+    E: Fn(&Packet<'_>, &mut Encoded) -> anyhow::Result<()>,
 {
+    out.clear();
     let mut chunk = Chunk {
         start,
         stop: start,
-        out: Vec::with_capacity((stop_at.saturating_sub(start) as usize).min(CHUNK_BYTES as usize)),
+        out,
         read: 0,
         kept: 0,
         clipped: ClippedRecords::default(),
@@ -85,6 +137,7 @@ where
 /// Runs `keep` and `encode` over every packet of `file` on `threads` workers and hands the
 /// encoded chunks to `consume` in file order (with the offset reached and packets kept so far,
 /// for progress). Returns the totals, or the first error after consuming everything before it.
+/// Chunk buffers go back to the workers once consumed.
 pub fn run<K, E, C>(
     file: PcapBytes<'_>,
     threads: usize,
@@ -94,8 +147,8 @@ pub fn run<K, E, C>(
 ) -> (Totals, anyhow::Result<()>)
 where
     K: Fn(&Packet<'_>) -> bool + Sync,
-    E: Fn(&Packet<'_>, &mut Vec<u8>) -> anyhow::Result<()> + Sync,
-    C: FnMut(&[u8], u64, u64) -> anyhow::Result<()>,
+    E: Fn(&Packet<'_>, &mut Encoded) -> anyhow::Result<()> + Sync,
+    C: FnMut(&Encoded, u64, u64) -> anyhow::Result<()>,
 {
     let first = file.first_record();
     let body = file.len().saturating_sub(first);
@@ -109,12 +162,15 @@ where
     // How many chunks the writer has consumed, for the window.
     let consumed = (Mutex::new(0usize), Condvar::new());
     let (tx, rx) = mpsc::channel::<(usize, Chunk)>();
+    // Consumed chunks' buffers, for the next chunks.
+    let spare: Mutex<Vec<Encoded>> = Mutex::new(Vec::new());
+    let reuse = || spare.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
     let mut totals = Totals::default();
 
     let result = std::thread::scope(|scope| {
         for _ in 0..threads {
             let tx = tx.clone();
-            let (next, stop, consumed) = (&next, &stop, &consumed);
+            let (next, stop, consumed, reuse) = (&next, &stop, &consumed, &reuse);
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -133,8 +189,8 @@ where
                     }
                     let start = if i == 0 { Some(first) } else { file.sync(bound(i)) };
                     let chunk = match start {
-                        Some(s) => process(file, s, bound(i + 1).max(s), keep, encode),
-                        None => process(file, u64::MAX, u64::MAX, keep, encode),
+                        Some(s) => process(file, s, bound(i + 1).max(s), keep, encode, reuse()),
+                        None => process(file, u64::MAX, u64::MAX, keep, encode, reuse()),
                     };
                     if tx.send((i, chunk)).is_err() {
                         break;
@@ -168,7 +224,8 @@ where
             };
             if chunk.start != prev_stop {
                 // The guess was wrong (or there was none): redo the chunk from the true start.
-                chunk = process(file, prev_stop, bound(i + 1).max(prev_stop), keep, encode);
+                let out = std::mem::take(&mut chunk.out);
+                chunk = process(file, prev_stop, bound(i + 1).max(prev_stop), keep, encode, out);
             }
             totals.read += chunk.read;
             totals.kept += chunk.kept;
@@ -185,6 +242,7 @@ where
                 return Err(e);
             }
             prev_stop = chunk.stop;
+            spare.lock().unwrap_or_else(|p| p.into_inner()).push(chunk.out);
             *consumed.0.lock().unwrap_or_else(|p| p.into_inner()) = i + 1;
             consumed.1.notify_all();
         }

@@ -87,3 +87,70 @@ fn damage_part_way_is_handled_as_sequentially() {
     assert_eq!(results[0].1, results[1].1, "different errors");
     assert!(results[0].0.len() > 24 + bytes.len() / 3, "the packets before the damage are kept");
 }
+
+/// Rewrites a little-endian microsecond capture: to big-endian, to nanoseconds, or with a
+/// file snapshot length that clips longer records.
+fn variant(bytes: &[u8], big_endian: bool, nano: bool, snaplen: Option<u32>) -> Vec<u8> {
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let put = |out: &mut Vec<u8>, v: u32| {
+        out.extend_from_slice(&if big_endian { v.to_be_bytes() } else { v.to_le_bytes() })
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    put(&mut out, if nano { 0xa1b2_3c4d } else { 0xa1b2_c3d4 });
+    let (major, minor) = (2u16, 4u16);
+    for v in [major, minor] {
+        out.extend_from_slice(&if big_endian { v.to_be_bytes() } else { v.to_le_bytes() });
+    }
+    put(&mut out, 0);
+    put(&mut out, 0);
+    put(&mut out, snaplen.unwrap_or(u32_at(bytes, 16)));
+    put(&mut out, u32_at(bytes, 20));
+    let mut pos = 24;
+    while pos + 16 <= bytes.len() {
+        let caplen = u32_at(bytes, pos + 8) as usize;
+        let frac = u32_at(bytes, pos + 4);
+        put(&mut out, u32_at(bytes, pos));
+        put(&mut out, if nano { frac * 1000 + 7 } else { frac });
+        put(&mut out, caplen as u32);
+        put(&mut out, u32_at(bytes, pos + 12));
+        out.extend_from_slice(&bytes[pos + 16..pos + 16 + caplen]);
+        pos += 16 + caplen;
+    }
+    out
+}
+
+/// Records that cannot be copied as they are (another byte order, another precision, clipped
+/// to the snapshot length) are encoded: the output is still that of one thread and tcpdump.
+#[test]
+fn records_not_copied_verbatim_are_encoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(big_capture(dir.path())).unwrap();
+    let tcpdump = sift_testkit::tool("tcpdump");
+    for (name, big_endian, nano, snaplen) in [
+        ("big-endian", true, false, None),
+        ("nanosecond", false, true, None),
+        ("clipped", false, false, Some(200)),
+    ] {
+        let cap = dir.path().join(format!("{name}.pcap"));
+        std::fs::write(&cap, variant(&bytes, big_endian, nano, snaplen)).unwrap();
+        let cap_s = cap.to_str().unwrap();
+        let mut files = Vec::new();
+        for threads in [1, 2] {
+            let out = dir.path().join(format!("{name}-{threads}.pcap"));
+            let o = sift(threads, &["-r", cap_s, "-w", out.to_str().unwrap(), "tcp"]);
+            assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+            files.push(std::fs::read(&out).unwrap());
+        }
+        assert!(files[0] == files[1], "{name}: thread counts differ");
+        assert!(files[0].len() > 1 << 20, "{name}: packets were kept");
+        if let Some(t) = &tcpdump {
+            let reference = dir.path().join(format!("{name}-tcpdump.pcap"));
+            let o = Command::new(t)
+                .args(["-r", cap_s, "-w", reference.to_str().unwrap(), "tcp"])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(std::fs::read(&reference).unwrap() == files[0], "{name}: tcpdump differs");
+        }
+    }
+}

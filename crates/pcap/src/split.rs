@@ -104,6 +104,35 @@ impl<'a> PcapBytes<'a> {
         true
     }
 
+    /// The whole file's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Where `p`'s record lies in the file, when its bytes are exactly the record
+    /// [`PcapWriter`](crate::PcapWriter) writes for `p` at `precision` (little-endian, the same
+    /// precision, not clipped): a copy may then take them from the file as they are. `p`
+    /// must come from this file's [`records`](Self::records).
+    pub fn verbatim(&self, p: &Packet<'_>, precision: Precision) -> Option<std::ops::Range<u64>> {
+        if self.big_endian || self.precision != precision {
+            return None;
+        }
+        let start = p.offset;
+        let end = start + RECORD_HEADER_LEN + p.data.len() as u64;
+        let record = self.bytes.get(start as usize..end as usize)?;
+        let header = crate::PcapWriter::<std::io::Sink>::record_header(
+            precision,
+            p.timestamp,
+            p.wire_len,
+            p.data.len(),
+        )
+        .ok()?;
+        // The header must match, and the data must be the bytes right behind it (not a
+        // clipped record's first part).
+        let behind = std::ptr::eq(record[RECORD_HEADER_LEN as usize..].as_ptr(), p.data.as_ptr());
+        (record[..RECORD_HEADER_LEN as usize] == header && behind).then_some(start..end)
+    }
+
     /// The records from `start` (a record boundary) on, stopping before the first record
     /// that starts at or after `stop_at`.
     pub fn records(&self, start: u64, stop_at: u64) -> Records<'a> {

@@ -110,13 +110,41 @@ impl<W: Write> PcapWriter<W> {
         Ok(h)
     }
 
-    /// Writes bytes already encoded as records (see [`record_header`](Self::record_header)).
-    pub fn write_encoded(&mut self, records: &[u8]) -> Result<(), WriteError> {
-        // In buffer-sized pieces: one huge `write` is much slower than several of BUFFER (see
-        // BUFFER).
-        for piece in records.chunks(BUFFER) {
-            self.out.write_all(piece)?;
+    /// Writes records already encoded, given as pieces in order (some straight from an input
+    /// file, see [`PcapBytes::verbatim`](crate::split::PcapBytes::verbatim)), gathered into
+    /// `writev` calls of about [`BUFFER`] bytes: the bytes are copied once, by the kernel.
+    pub fn write_pieces<'p>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'p [u8]>,
+    ) -> Result<(), WriteError> {
+        const MAX_SLICES: usize = 1024;
+        let mut batch: Vec<io::IoSlice<'p>> = Vec::with_capacity(MAX_SLICES);
+        let mut bytes = 0;
+        for piece in pieces {
+            for part in piece.chunks(BUFFER) {
+                if bytes + part.len() > BUFFER || batch.len() == MAX_SLICES {
+                    self.write_slices(&mut batch)?;
+                    bytes = 0;
+                }
+                bytes += part.len();
+                batch.push(io::IoSlice::new(part));
+            }
         }
+        self.write_slices(&mut batch)
+    }
+
+    /// Writes every byte of `slices` (emptying it), continuing after partial writes.
+    fn write_slices(&mut self, slices: &mut Vec<io::IoSlice<'_>>) -> Result<(), WriteError> {
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            match self.out.write_vectored(rest) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        slices.clear();
         Ok(())
     }
 
