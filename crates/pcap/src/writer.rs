@@ -133,11 +133,14 @@ impl<W: Write> PcapWriter<W> {
         self.write_slices(&mut batch)
     }
 
-    /// Writes every byte of `slices` (emptying it), continuing after partial writes.
+    /// Writes every byte of `slices` (emptying it), continuing after partial writes: straight
+    /// to the inner writer, after what the buffer holds (a `BufWriter` would copy a batch
+    /// smaller than its buffer into it).
     fn write_slices(&mut self, slices: &mut Vec<io::IoSlice<'_>>) -> Result<(), WriteError> {
+        self.out.flush()?;
         let mut rest = &mut slices[..];
         while !rest.is_empty() {
-            match self.out.write_vectored(rest) {
+            match self.out.get_mut().write_vectored(rest) {
                 Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
                 Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
