@@ -32,9 +32,13 @@ import json, statistics, sys
 runs = json.load(open(sys.argv[1]))["results"]
 size, packets, name = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 med = {r["command"]: statistics.median(r["times"]) for r in runs}
+cpu = {r["command"]: (r["user"], r["system"]) for r in runs}
 t = med["tcpdump"]
 for cmd, m in med.items():
-    print(f"{name:14} {cmd:8} median {m:6.3f} s  {size / m / 1e6:7.0f} MB/s  {packets / m / 1e6:6.2f} Mpkt/s  {t / m:5.2f}x tcpdump")
+    u, s = cpu[cmd]
+    print(f"{name:14} {cmd:8} median {m:6.3f} s (min {min(next(r['times'] for r in runs if r['command'] == cmd)):6.3f})  "
+          f"{size / m / 1e6:7.0f} MB/s  {packets / m / 1e6:6.2f} Mpkt/s  {t / m:5.2f}x tcpdump  "
+          f"cpu: user {u:5.2f} s, system {s:5.2f} s (means)")
 PY
 }
 # hyperfine -N runs without a shell: the printing runs go through sh -c for the redirection.
@@ -42,6 +46,17 @@ bench copy-tcp \
     "tcpdump -r $input -w $work/out-t.pcap tcp" \
     "env SIFT_THREADS=1 $sift -r $input -w $work/out-s.pcap tcp" \
     "$sift -r $input -w $work/out-s.pcap tcp"
+# The floor of any filtered copy on this machine: writing the same output bytes (read from the
+# page cache with 128 KiB reads and written to the same file system) and nothing else.
+hyperfine -N --warmup 1 --runs "$runs" --export-json "$work/floor.json" \
+    --prepare "rm -f $work/out-d.pcap; sync" \
+    "dd if=$work/t.pcap of=$work/out-d.pcap bs=128k status=none" >/dev/null
+python3 - "$work/floor.json" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(f"copy-floor     dd       median {statistics.median(r['times']):6.3f} s "
+      f"(writing the same output bytes, nothing else)")
+PY
 bench print-tcp \
     "sh -c 'tcpdump -n -r $input tcp > /dev/null 2>&1'" \
     "sh -c 'SIFT_THREADS=1 $sift -n -r $input tcp > /dev/null 2>&1'" \
