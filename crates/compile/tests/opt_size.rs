@@ -10,7 +10,8 @@
 //! drops or reorders those loads: its issue 430). With failing loads ignored as libpcap ignores
 //! them, the same passes give about 92% no longer and 1.4% fewer instructions in total. The
 //! generated figures are pinned as they are, against regressions. Run with `--nocapture` for
-//! the figures; `SIFT_OPT_SHOW=N` lists N of the longer ones.
+//! the figures; `SIFT_OPT_SHOW=N` lists N of the longer ones, and
+//! `SIFT_OPT_DUMP=FILE` writes both listings of every longer generated one to FILE.
 //!
 //! Expressions with `protochain` are left out: libpcap compiles it to a loop (a backward jump)
 //! and sift to a 128-step unrolled walk (its programs cannot loop), so their sizes measure that
@@ -154,6 +155,7 @@ fn generated_sizes_against_system_libpcap() {
     let resolver = SystemResolver::new();
     let mut per: BTreeMap<&str, Dist> = BTreeMap::new();
     let mut longer = Vec::new();
+    let mut dump = std::env::var_os("SIFT_OPT_DUMP").and_then(|p| std::fs::File::create(p).ok());
     for (i, name) in LINKS.iter().enumerate() {
         let link = dlt::by_name(name).unwrap();
         let ctx = Context {
@@ -175,6 +177,17 @@ fn generated_sizes_against_system_libpcap() {
             per.entry(name).or_default().add(prog.len(), reference.len());
             if prog.len() > reference.len() {
                 longer.push(format!("{name} `{src}`: {} vs {}", prog.len(), reference.len()));
+                if let Some(out) = dump.as_mut() {
+                    use std::io::Write;
+                    let _ = writeln!(
+                        out,
+                        "=== {name} `{src}`: {} vs {}\n--- sift\n{}--- libpcap\n{}",
+                        prog.len(),
+                        reference.len(),
+                        sift_insn::text::listing(prog.insns()),
+                        sift_insn::text::listing(&reference)
+                    );
+                }
             }
         }
     }

@@ -39,6 +39,7 @@
 //! for some load (those end the program with 0, so such a load is removed only where it
 //! provably cannot fail, or where every continuation rejects anyway).
 
+pub mod bounds;
 pub mod dce;
 pub mod fold;
 pub mod known;
