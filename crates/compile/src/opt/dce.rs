@@ -25,13 +25,15 @@
 
 use super::bounds::{self, Forward};
 use super::thread::Safe;
-use super::value::{self, SPECIAL_OFFSETS, Val, Values};
+use super::value::{self, Val, Values};
 use crate::ir::*;
 
 /// libpcap's `opt_peep` index fold: `…; add x; tax; ld [x + k]` with A = X + c (X the IPv4
 /// header length) becomes `…; add x; ld [x + k + c]`, leaving X as it was, when nothing else
-/// reads the sum from X. Keeps `flags` in step with the statements. Returns whether the block
-/// changed.
+/// reads the sum from X. The new offset is the same sum as before, `X + c + k`, computed in
+/// another order; with `c + k + size + 60` below 2^32 neither order wraps, so every engine
+/// (libpcap's checks, Linux's signed offsets) sees the same offset. Keeps `flags` in step with
+/// the statements. Returns whether the block changed.
 fn fold_index(block: &mut Block, live_out: RegSet, flags: &mut Vec<bool>) -> bool {
     let mut values = Values::new();
     let mut st = values.unknown_state();
@@ -42,7 +44,6 @@ fn fold_index(block: &mut Block, live_out: RegSet, flags: &mut Vec<bool>) -> boo
             && let Val::Msh(_) = values.get(st[value::X])
             && let Val::AluK(AluOp::Add, base, c) = values.get(st[value::A])
             && base == st[value::X]
-            && u64::from(c) < SPECIAL_OFFSETS
         {
             let mut uses = Vec::new();
             let mut ok = true;
@@ -51,8 +52,8 @@ fn fold_index(block: &mut Block, live_out: RegSet, flags: &mut Vec<bool>) -> boo
                 let t = block.stmts[j];
                 match t {
                     Stmt::Ld(Src::Ind(size, k))
-                        if u64::from(k) + u64::from(c) + u64::from(size.bytes())
-                            < SPECIAL_OFFSETS =>
+                        if u64::from(k) + u64::from(c) + u64::from(size.bytes()) + 60
+                            <= u64::from(u32::MAX) =>
                     {
                         uses.push(j);
                         continue;

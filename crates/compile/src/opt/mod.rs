@@ -21,6 +21,10 @@
 //! | [`simplify`] | reject-only regions, one-target branches, empty jumps, straight lines | `opt_blk`'s block clearing, `opt_root` |
 //! | [`merge`] | identical blocks | `intern_blocks` |
 //!
+//! Once the loop ends, [`returns`] lets blocks ending in `ret` share the return block branches
+//! reach (layout only; [`simplify`] would undo it inside the loop). [`bounds`] (packet length
+//! known and required at each point) serves [`dce`] and [`pullup`].
+//!
 //! Linearization is [`crate::emit`] (`icode_to_fcode`): libpcap's block order, with `ja`
 //! trampolines for branches beyond 255 instructions.
 //!
@@ -45,6 +49,7 @@ pub mod fold;
 pub mod known;
 pub mod merge;
 pub mod pullup;
+pub mod returns;
 pub mod simplify;
 pub mod thread;
 pub mod value;
@@ -120,6 +125,7 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
     if cfg.check().is_err() {
         return stats;
     }
+    returns::unshare(cfg);
     cfg.compact();
     let (b0, s0) = size(cfg);
     loop {
@@ -142,6 +148,8 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
             break;
         }
     }
+    // Layout only: after the fixed point, since `simplify` would undo it.
+    returns::run(cfg);
     let (b1, s1) = size(cfg);
     stats.blocks = (b0, b1);
     stats.stmts = (s0, s1);

@@ -24,7 +24,7 @@
 //! rewrite lowers the statement count and keeps paths, blocks and edges: the driver's measure
 //! strictly decreases.
 
-use super::bounds::Forward;
+use super::bounds::{self, Forward};
 use crate::ir::*;
 
 /// A value a run loads: `(relative to X, size, offset, mask)` (`u32::MAX`: no `and`).
@@ -97,29 +97,6 @@ fn load(key: Key) -> Vec<Stmt> {
     v
 }
 
-/// Per block: whether X holds an IPv4 header length (`ldxb 4*([k]&0xf)`, 0 to 60) on entry,
-/// on every path. Loads relative to such an X fail exactly when `X + offset + size` exceeds the
-/// packet in every engine (no wrap-around), so their bounds compare like absolute ones.
-fn x_is_header_length(cfg: &Cfg, order: &[BlockId]) -> Vec<bool> {
-    let mut x_in: Vec<Option<bool>> = vec![None; cfg.len()];
-    x_in[cfg.entry.index()] = Some(false);
-    let mut out = vec![false; cfg.len()];
-    for &b in order {
-        let mut x = x_in[b.index()].unwrap_or(false);
-        for s in &cfg.block(b).stmts {
-            if s.defs().intersects(RegSet::X) {
-                x = matches!(s, Stmt::Ldx(XSrc::Msh(_)));
-            }
-        }
-        for t in cfg.block(b).term.succs() {
-            let slot = &mut x_in[t.index()];
-            *slot = Some(slot.unwrap_or(true) && x);
-        }
-        out[b.index()] = x_in[b.index()].unwrap_or(false);
-    }
-    out
-}
-
 fn edges(block: &Block) -> (BlockId, BlockId) {
     match block.term {
         Terminator::Branch { jt, jf, .. } => (jt, jf),
@@ -151,7 +128,6 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
     let order = cfg.layout_order();
     let preds = cfg.preds();
     let fwd = Forward::new(cfg, &order);
-    let x_msh = x_is_header_length(cfg, &order);
     let mut in_run = vec![false; cfg.len()];
     let mut changed = false;
     for &head in &order {
@@ -202,14 +178,15 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
         } else {
             a_on_entry(cfg, &preds, head)
         };
-        changed |= regroup(
-            cfg,
-            &run,
-            exit,
-            held0,
-            fwd.len_at_least[head.index()],
-            x_msh[head.index()],
-        );
+        // Bounds and X as they are at the head's test, after its prefix.
+        let (mut len, mut x) = (fwd.len_at_least[head.index()], fwd.x_msh[head.index()]);
+        for s in prefix {
+            if let Some(e) = bounds::load_end(s, x) {
+                len = len.max(e);
+            }
+            x = bounds::x_msh_after(s, x);
+        }
+        changed |= regroup(cfg, &run, exit, held0, len, x);
     }
     changed
 }
