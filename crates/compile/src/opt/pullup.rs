@@ -116,11 +116,20 @@ fn a_dead(block: &Block) -> bool {
     matches!(block.term, Terminator::Ret(RetVal::K(_)))
 }
 
-/// The value A holds when `b`'s own statements start, if `b` has a single predecessor that is
-/// a test of a loaded value (so A holds that value on the edge into `b`).
+/// The value A holds when `b`'s own statements start, if `b` has a single predecessor that
+/// tests a loaded value (so A holds that value on the edge into `b`), possibly through a
+/// chain of single-predecessor tests with no statements (which leave A as it is).
 fn a_on_entry(cfg: &Cfg, preds: &[Vec<BlockId>], b: BlockId) -> Option<Key> {
-    let [p] = preds[b.index()].as_slice() else { return None };
-    simple_with(cfg.block(*p), true)?.key
+    let mut b = b;
+    for _ in 0..cfg.len() {
+        let [p] = preds[b.index()].as_slice() else { return None };
+        let s = simple_with(cfg.block(*p), true)?;
+        match s.key {
+            Some(k) => return Some(k),
+            None => b = *p,
+        }
+    }
+    None
 }
 
 /// Runs the pass.
@@ -128,6 +137,7 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
     let order = cfg.layout_order();
     let preds = cfg.preds();
     let fwd = Forward::new(cfg, &order);
+    let cover = bounds::cover_in(cfg, &order, &fwd);
     let mut in_run = vec![false; cfg.len()];
     let mut changed = false;
     for &head in &order {
@@ -186,7 +196,7 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             }
             x = bounds::x_msh_after(s, x);
         }
-        changed |= regroup(cfg, &run, exit, held0, len, x);
+        changed |= regroup(cfg, &run, exit, held0, len, x, &cover);
     }
     changed
 }
@@ -198,6 +208,7 @@ fn regroup(
     held0: Option<Key>,
     len_at_least: u64,
     x_msh: bool,
+    cover: &[u64],
 ) -> bool {
     let last = cfg.block(*run.last().expect("non-empty"));
     let (last_jt, last_jf) = edges(last);
@@ -246,8 +257,13 @@ fn regroup(
         let e = cfg.block(exit);
         e.stmts.is_empty() && e.term == Terminator::Ret(RetVal::K(0))
     };
+    // Every path from the run's exit or continuation to a non-zero return runs a load that
+    // fails on packets shorter than this: an absolute load reading no further fails only
+    // where the program returns 0 anyway, wherever it runs in the run.
+    let anticipated = cover[exit.index()].min(cover[cont.index()]);
     let covered = |k: Key, (abs, ind): (u64, u64)| {
-        rejecting || if k.0 { x_msh && end(k) <= ind } else { end(k) <= abs }
+        rejecting
+            || if k.0 { x_msh && end(k) <= ind } else { end(k) <= abs || end(k) <= anticipated }
     };
     // The first test from which on the tests may be reordered: every later load is covered,
     // and A holds a known value before it (for the first test: A on entry, with no statement
