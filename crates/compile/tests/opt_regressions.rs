@@ -202,7 +202,8 @@ fn optimize_listing(text: &str, max_len: usize, fills: &[u8]) -> String {
     let mut cfg = sift_compile::lift::lift(&prog).unwrap();
     sift_compile::optimize(&mut cfg);
     let opt = sift_compile::emit::emit(&cfg).unwrap();
-    let (vp, vo) = (validate(&prog, Mode::Libpcap).unwrap(), validate(&opt, Mode::Libpcap).unwrap());
+    let (vp, vo) =
+        (validate(&prog, Mode::Libpcap).unwrap(), validate(&opt, Mode::Libpcap).unwrap());
     for flavor in [sift_vm::Flavor::Libpcap, sift_vm::Flavor::Linux] {
         let a = sift_vm::Interpreter::with_flavor(&vp, flavor);
         let b = sift_vm::Interpreter::with_flavor(&vo, flavor);

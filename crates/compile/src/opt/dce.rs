@@ -6,18 +6,21 @@
 //! [`RegSet`] per block, so linear time and memory) and deletes each statement that writes
 //! only dead registers, libpcap's `opt_deadstores`.
 //!
-//! Unlike libpcap, a dead *load* is deleted only where it cannot fail (the flag computed by
-//! [`super::thread`]: a dominating statement computed the same value, or loaded further into
-//! the packet): a load past the end of a short packet ends the program with 0, and removing it
-//! would let the optimized program accept what the unoptimized one rejects (libpcap issue
-//! 430).
+//! Unlike libpcap, a dead *load* is deleted only where that cannot change a verdict on a short
+//! packet (a load past the end of the packet ends the program with 0; removing it would let
+//! the optimized program accept what the unoptimized one rejects, libpcap issue 430):
 //!
-//! A dead load is also deleted when a load kept later in the same block reads at least as far
-//! (if the first would fail, the second fails before anything is returned). Only kept loads
-//! count, so this never leans on a load that is itself deleted for leaning on an earlier one.
+//! * where it cannot fail: the flag computed by [`super::thread`] (a dominating statement
+//!   computed the same value, or loaded further into the packet), or the forward bound of
+//!   [`super::bounds`] (every path here read at least as far);
+//! * where its failure is anticipated: it fails exactly below some length (an absolute load,
+//!   `ldxb`; never an `[x + k]` load, which also fails on longer packets when X is large), and
+//!   on every path from it to a non-zero return a *kept* load fails on every packet that
+//!   short. The sweep goes backwards, so the loads it counts are final: it never leans on a
+//!   load that is itself deleted for leaning on another.
 //!
-//! Where the successors do not read A, a subtraction or mask just before `jeq #0` is fused into
-//! the comparison (`fuse_compare`).
+//! Where the successors do not read A, the statement before a `jeq` is fused into the
+//! comparison when it is a bijection or a mask (`fuse_compare`).
 //!
 //! **Invariant kept.** Every register read keeps its value, and every statement that could
 //! fail still runs: the program returns the same value on every packet. Each deletion lowers

@@ -16,8 +16,8 @@
 //! | [`fold`] | constant propagation and folding, redundant loads and stores, canonical forms | `opt_stmt`, `opt_peep`, `fold_op` |
 //! | [`known`] | scoped facts along the dominator tree (shared) | `dom`, `edom`, `closure` |
 //! | [`thread`] | branches decided by dominating branches; edges moved past decided blocks | `opt_j` |
-//! | [`dce`] | dead statements that cannot fail | `opt_deadstores` |
-//! | [`pullup`] | runs of `or`/`and` tests regrouped by value once no load in them can fail | `or_pullup`, `and_pullup` |
+//! | [`dce`] | dead statements that cannot fail, or whose failure a later load anticipates | `opt_deadstores` |
+//! | [`pullup`] | runs of `or`/`and` tests regrouped by value where no load's failure can change the answer | `or_pullup`, `and_pullup` |
 //! | [`simplify`] | reject-only regions, one-target branches, empty jumps, straight lines | `opt_blk`'s block clearing, `opt_root` |
 //! | [`merge`] | identical blocks | `intern_blocks` |
 //!
@@ -35,13 +35,17 @@
 //! documentation says which component its rewrites lower). The measure is a tuple of
 //! naturals, so the loop in [`optimize`] ends, with no pass limit. Each round is near-linear:
 //! value numbering and facts use hash tables, the dominator tree comes from
-//! [`crate::analysis::Facts`] (O(n log n)), liveness is an 18-bit set per block, and nothing
-//! recurses over the graph.
+//! [`crate::analysis::Facts`] (O(n log n)), liveness is an 18-bit set per block, the length
+//! bounds one number per block (one sweep each way), and nothing recurses over the graph.
+//!
+//! [`returns`] runs once after the loop and changes no measure the loop sees: the loop starts
+//! by undoing it ([`returns::unshare`]), so optimizing an optimized graph gives it back.
 //!
 //! **Semantics kept.** The optimized program returns, on every packet, what the original
 //! returns: the same value for every accepted or rejected packet, including packets too short
-//! for some load (those end the program with 0, so such a load is removed only where it
-//! provably cannot fail, or where every continuation rejects anyway).
+//! for some load (those end the program with 0, so such a load is removed or moved only where
+//! it provably cannot fail, or where every continuation rejects anyway or fails on the same
+//! packets: [`bounds`]).
 
 pub mod bounds;
 pub mod dce;

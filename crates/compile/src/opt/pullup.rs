@@ -6,20 +6,26 @@
 //! together, but it also moves them before loads that could fail, so its programs accept
 //! truncated packets that the unoptimized ones reject (libpcap issue 430).
 //!
-//! Here a *run* is a chain of branch blocks that all leave to the same target on the same
-//! outcome (an `or` run: all true edges to `T`, each false edge to the next test; an `and` run:
-//! all false edges to `F`), each with at most one packet load (absolute, or relative to X when X
-//! holds an IPv4 header length, as in `port` tests) and an optional mask (`net` tests), every block after the first
-//! reached only from the previous one. Such a run is a disjunction (conjunction) of tests, so
-//! its tests may run in any order **once no load in it can fail**, or when the run leaves to
-//! `ret #0` (then a failing load and leaving the run both answer 0, so the run means "every
-//! load succeeds and no test leaves", in any order). The pass finds the first point of the run
-//! after which every load reads no further than loads earlier in the run already did (the
-//! second test, for a run that leaves to `ret #0`), and regroups the tests after that point: first those on the value A already
-//! holds, then one load per value with its tests. It applies only when it saves loads.
+//! Here a *run* is a chain of branch blocks that each leave to the same target `E` on one
+//! outcome (`or`: true, `and`: false, or a mix: `ip host a and ip src host b` leaves on
+//! `src = a` and on `dst != a`) and go on to the next test on the other, each with at most one
+//! packet load (absolute, or relative to X when X holds an IPv4 header length, as in `port`
+//! tests) and an optional mask (`net` tests), every block after the first reached only from
+//! the previous one; the first block may compute other things before its test (`ldxb` before
+//! a port). Such a run leaves iff some test comes out its leaving way, so its tests may run in
+//! any order **once no load in it can change the answer by failing**: a load that cannot
+//! fail (the packet is known to be long enough: loads earlier in the run, the forward bound
+//! of [`super::bounds`], the load of the value A holds on entry), a run that leaves to
+//! `ret #0` (a failing load answers what leaving does), or an absolute load whose failure
+//! every continuation after the run anticipates (the backward bound: any path to a non-zero
+//! return fails on such a packet anyway). The pass finds the first test from which on every
+//! load is such, and regroups the tests from there: first those on the value A already holds
+//! (the value of the previous test, or, for the first test, the value its single predecessor
+//! tested), then one load per value with its tests. It applies only when it saves loads.
 //!
 //! **Invariant kept.** The regrouped suffix computes the same disjunction (conjunction) of
-//! pure tests and leaves to the same two targets; no load that could fail moves; A, the only
+//! pure tests and leaves to the same two targets; a load moves only where its failing cannot
+//! change the answer (see above); A, the only
 //! register the run writes, is overwritten before use (or not read) at both targets. Each
 //! rewrite lowers the statement count and keeps paths, blocks and edges: the driver's measure
 //! strictly decreases.
