@@ -322,3 +322,27 @@ fn pullup_keeps_answers_on_truncated_frames() {
     let opt = compile("ip host 10.0.0.1 and ip src host 10.1.0.3", true).unwrap();
     assert_eq!(listing(&opt).matches("ld       [26]").count(), 1, "{}", listing(&opt));
 }
+
+/// A comparison already made on every path into a block decides a branch there, even when the
+/// paths loaded A from different places (value numbers differ, no dominating branch says it).
+#[test]
+fn comparison_made_on_every_path_decides_the_branch() {
+    let text = "(000) ldb [0]\n(001) jeq #1 jt 2 jf 4\n(002) ldb [1]\n(003) jeq #5 jt 8 jf 6\n\
+                (004) ldb [2]\n(005) jeq #5 jt 8 jf 6\n(006) jeq #5 jt 7 jf 9\n\
+                (007) ret #1\n(008) ret #2\n(009) ret #3\n";
+    let opt = optimize_listing(text, 4, &[0, 1, 5]);
+    assert!(!opt.contains("ret      #1\n"), "{opt}");
+    // The same in gencode's output: the repeated `10.0.0.12` after the IPv4 and ARP tests.
+    let src = "!(src or dst host 10.0.0.12 or 224.0.0.1 or 10.0.0.12)";
+    let unopt = compile(src, false).unwrap();
+    let opt = compile(src, true).unwrap();
+    assert_eq!(listing(&opt).matches("#0xa00000c").count(), 4, "{}", listing(&opt));
+    let mut arp = vec![0u8; 42];
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    arp[28..32].copy_from_slice(&[10, 0, 0, 12]);
+    for f in [ipv4(60, [10, 0, 0, 12], [1; 4]), ipv4(60, [1; 4], [10, 0, 0, 12]), arp] {
+        for len in 0..=f.len() {
+            assert_eq!(run(&unopt, &f[..len]), run(&opt, &f[..len]), "{len} bytes");
+        }
+    }
+}

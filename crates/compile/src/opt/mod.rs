@@ -16,6 +16,7 @@
 //! | [`fold`] | constant propagation and folding, redundant loads and stores, canonical forms | `opt_stmt`, `opt_peep`, `fold_op` |
 //! | [`known`] | scoped facts along the dominator tree (shared) | `dom`, `edom`, `closure` |
 //! | [`thread`] | branches decided by dominating branches; edges moved past decided blocks | `opt_j` |
+//! | [`afacts`] | branches decided by comparisons of A on every path into them (across joins) | — |
 //! | [`dce`] | dead statements that cannot fail, or whose failure a later load anticipates | `opt_deadstores` |
 //! | [`pullup`] | runs of `or`/`and` tests regrouped by value where no load's failure can change the answer | `or_pullup`, `and_pullup` |
 //! | [`simplify`] | reject-only regions, one-target branches, empty jumps, straight lines | `opt_blk`'s block clearing, `opt_root` |
@@ -47,6 +48,7 @@
 //! it provably cannot fail, or where every continuation rejects anyway or fails on the same
 //! packets: [`bounds`]).
 
+pub mod afacts;
 pub mod bounds;
 pub mod dce;
 pub mod fold;
@@ -138,6 +140,7 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
         let (states, mut changed) = fold::run(cfg, &mut values);
         let (safe, threaded) = thread::run(cfg, &mut values, &states);
         changed |= threaded;
+        changed |= afacts::run(cfg);
         changed |= dce::run(cfg, &safe);
         changed |= simplify::run(cfg);
         changed |= pullup::run(cfg);

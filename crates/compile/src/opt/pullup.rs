@@ -33,6 +33,9 @@
 use super::bounds::{self, Forward};
 use crate::ir::*;
 
+/// How many statement-less tests [`a_on_entry`] looks back through.
+const MAX_EMPTY_TESTS: usize = 64;
+
 /// A value a run loads: `(relative to X, size, offset, mask)` (`u32::MAX`: no `and`).
 type Key = (bool, Size, u32, u32);
 
@@ -124,10 +127,11 @@ fn a_dead(block: &Block) -> bool {
 
 /// The value A holds when `b`'s own statements start, if `b` has a single predecessor that
 /// tests a loaded value (so A holds that value on the edge into `b`), possibly through a
-/// chain of single-predecessor tests with no statements (which leave A as it is).
-fn a_on_entry(cfg: &Cfg, preds: &[Vec<BlockId>], b: BlockId) -> Option<Key> {
+/// chain of at most [`MAX_EMPTY_TESTS`] single-predecessor tests with no statements (which leave
+/// A as it is; the cap keeps the pass linear).
+fn a_on_entry(preds: &[Vec<BlockId>], cfg: &Cfg, b: BlockId) -> Option<Key> {
     let mut b = b;
-    for _ in 0..cfg.len() {
+    for _ in 0..=MAX_EMPTY_TESTS {
         let [p] = preds[b.index()].as_slice() else { return None };
         let s = simple_with(cfg.block(*p), true)?;
         match s.key {
@@ -192,7 +196,7 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
         let held0 = if prefix.iter().any(|s| s.defs().intersects(RegSet::A)) {
             None
         } else {
-            a_on_entry(cfg, &preds, head)
+            a_on_entry(&preds, cfg, head)
         };
         // Bounds and X as they are at the head's test, after its prefix.
         let (mut len, mut x) = (fwd.len_at_least[head.index()], fwd.x_msh[head.index()]);
