@@ -346,3 +346,43 @@ fn comparison_made_on_every_path_decides_the_branch() {
         }
     }
 }
+
+/// The pull-up may move a test ahead of an absolute load when every continuation after the run
+/// fails on the packets that load fails on (here both read past byte 30): a short packet
+/// answers 0 either way. Without such a continuation (a constant return), it may not.
+#[test]
+fn pullup_moves_tests_only_ahead_of_anticipated_failures() {
+    let run = |tail: &str| {
+        format!(
+            "(000) ldb [0]\n(001) jeq #1 jt 6 jf 2\n(002) ldb [20]\n(003) jeq #1 jt 6 jf 4\n\
+             (004) ldb [0]\n(005) jeq #2 jt 6 jf 8\n{tail}"
+        )
+    };
+    let anticipated = run("(006) ld [30]\n(007) ret a\n(008) ld [40]\n(009) ret #5\n");
+    let not_anticipated = run("(006) ret #7\n(007) ret a\n(008) ld [40]\n(009) ret #5\n");
+    for (text, moved) in [(anticipated, true), (not_anticipated, false)] {
+        let prog = sift_insn::text::parse(&text).unwrap();
+        let mut cfg = sift_compile::lift::lift(&prog).unwrap();
+        sift_compile::optimize(&mut cfg);
+        let opt = sift_compile::emit::emit(&cfg).unwrap();
+        let (vp, vo) =
+            (validate(&prog, Mode::Libpcap).unwrap(), validate(&opt, Mode::Libpcap).unwrap());
+        for b0 in 0..4u8 {
+            for b20 in 0..3u8 {
+                for len in 0..=48 {
+                    let mut pkt = vec![9u8; 48];
+                    pkt[0] = b0;
+                    pkt[20] = b20;
+                    pkt.truncate(len);
+                    assert_eq!(
+                        sift_vm::run(&vp, &pkt, len as u32),
+                        sift_vm::run(&vo, &pkt, len as u32),
+                        "[0]={b0} [20]={b20}, {len} bytes\n{}",
+                        listing(&opt)
+                    );
+                }
+            }
+        }
+        assert_eq!(listing(&opt).matches("ldb      [0]").count() == 1, moved, "{}", listing(&opt));
+    }
+}
