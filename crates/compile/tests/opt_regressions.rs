@@ -193,3 +193,196 @@ fn ten_thousand_hosts_compile() {
     assert_eq!(run(&opt, &f), 0);
     assert_eq!(run(&opt, &ipv4(60, [10, 0, 39, 17], [9; 4])), 262144);
 }
+
+/// Optimizes a hand-written listing (lifted to a graph) and checks that, on frames of every
+/// length up to `max_len` filled with each of `fills`, the result returns what the original
+/// returns in both interpreter flavors. Returns the optimized listing.
+fn optimize_listing(text: &str, max_len: usize, fills: &[u8]) -> String {
+    let prog = sift_insn::text::parse(text).unwrap();
+    let mut cfg = sift_compile::lift::lift(&prog).unwrap();
+    sift_compile::optimize(&mut cfg);
+    let opt = sift_compile::emit::emit(&cfg).unwrap();
+    let (vp, vo) =
+        (validate(&prog, Mode::Libpcap).unwrap(), validate(&opt, Mode::Libpcap).unwrap());
+    for flavor in [sift_vm::Flavor::Libpcap, sift_vm::Flavor::Linux] {
+        let a = sift_vm::Interpreter::with_flavor(&vp, flavor);
+        let b = sift_vm::Interpreter::with_flavor(&vo, flavor);
+        for &fill in fills {
+            for len in 0..=max_len {
+                let pkt = vec![fill; len];
+                assert_eq!(
+                    a.run(&pkt, len as u32),
+                    b.run(&pkt, len as u32),
+                    "{flavor:?}, {len} bytes of {fill:#x}\n{text}\noptimized:\n{}",
+                    listing(&opt)
+                );
+            }
+        }
+    }
+    listing(&opt)
+}
+
+/// A dead `[x + k]` load may not lean on a later absolute load that reads further: with X an
+/// IPv4 header length of up to 60, `ldb [x + 8]` fails on 67-byte packets where `ld [34]` does
+/// not (found by `opt_programs` while the length bounds were written).
+#[test]
+fn dead_indexed_load_is_not_covered_by_an_absolute_one() {
+    let text = "(000) ldxb 4*([0]&0xf)\n(001) ldb [x + 8]\n(002) ld [34]\n(003) ret a\n";
+    let opt = optimize_listing(text, 80, &[0x0f, 0x45, 0]);
+    assert!(opt.contains("[x + 8]"), "{opt}");
+}
+
+/// A dead absolute load whose failure every path to a non-zero return anticipates (a later
+/// load reads further) goes; one that some accepting path does not anticipate stays.
+#[test]
+fn dead_absolute_load_goes_only_where_its_failure_is_anticipated() {
+    let anticipated = "(000) ld [30]\n(001) ldb [10]\n(002) jeq #1 jt 3 jf 5\n\
+                       (003) ldb [40]\n(004) ret a\n(005) ret #0\n";
+    let opt = optimize_listing(anticipated, 50, &[1, 0]);
+    assert!(!opt.contains("[30]"), "{opt}");
+    let not_anticipated = "(000) ld [30]\n(001) ldb [10]\n(002) jeq #1 jt 3 jf 5\n\
+                           (003) ldb [40]\n(004) ret a\n(005) ret #5\n";
+    let opt = optimize_listing(not_anticipated, 50, &[1, 0]);
+    assert!(opt.contains("[30]"), "{opt}");
+    // Known long enough on every path (not only a dominating one): the join of two paths that
+    // both read past byte 34 makes `ld [30]` unable to fail.
+    let joined = "(000) ldb [0]\n(001) jeq #1 jt 2 jf 4\n(002) ld [40]\n(003) ja 5\n\
+                  (004) ld [36]\n(005) ld [30]\n(006) ret #7\n";
+    let opt = optimize_listing(joined, 50, &[1, 0]);
+    assert!(!opt.contains("[30]"), "{opt}");
+}
+
+/// `[x + k]` after `add x; tax` folds its constant into the offset only when no engine can
+/// wrap the sum: with `X = 4*(IHL) - 32`, a header length of 60 makes the original load read
+/// byte 42, which a folded `[x + 0xfffffff2]` would not.
+#[test]
+fn index_fold_refuses_offsets_that_wrap() {
+    let src = "icmp[-32:1] = 0";
+    let unopt = compile(src, false).unwrap();
+    let opt = compile(src, true).unwrap();
+    let mut f = ipv4(80, [1; 4], [2; 4]);
+    f[14] = 0x4f; // IHL 15: 60 bytes
+    f[23] = 1; // ICMP
+    for len in [34, 42, 43, 60, 80] {
+        let mut g = f.clone();
+        g.truncate(len);
+        assert_eq!(run(&unopt, &g), run(&opt, &g), "{len} bytes\n{}", listing(&opt));
+    }
+    assert_eq!(run(&opt, &f), 262144);
+    // A large positive constant folds (the sum cannot wrap): one `[x + k]` load, no `tax`.
+    let r = SystemResolver::new();
+    let ctx = ctx_for("C_HDLC", &r);
+    let src = "(link[4:4] * icmp[0xfead241a:2]) != 0xb21b34d5";
+    let opt = compile_program(src, &ctx, true).unwrap();
+    assert!(!listing(&opt).contains("add      x"), "{}", listing(&opt));
+}
+
+/// Frames for the pull-up checks: Ethernet + IPv4 (TCP, ports 80/53) and Ethernet + IPv6
+/// (TCP, ports 53/80) with the addresses the expressions name, cut at every length.
+fn pullup_frames() -> Vec<Vec<u8>> {
+    let mut v4 = ipv4(60, [10, 1, 0, 3], [10, 0, 0, 1]);
+    v4[34..38].copy_from_slice(&[0, 80, 0, 53]);
+    let mut v4b = ipv4(60, [10, 0, 0, 10], [10, 0, 0, 11]);
+    v4b[34..38].copy_from_slice(&[0, 53, 0, 80]);
+    let mut v6 = vec![0u8; 80];
+    v6[12..14].copy_from_slice(&[0x86, 0xdd]);
+    v6[20] = 6;
+    v6[54..58].copy_from_slice(&[0, 53, 0, 80]);
+    let mut out = Vec::new();
+    for f in [v4, v4b, v6] {
+        for len in 0..=f.len() {
+            out.push(f[..len].to_vec());
+        }
+    }
+    out
+}
+
+/// The pull-up's new cases keep every answer on truncated frames: tests that leave the run on
+/// different outcomes (`ip host a and ip src host b`), runs of two tests using the value A
+/// holds on entry (`host a and b`, `tcp port 80 and 53`, a second run after a first), and
+/// heads with statements before their test (`ldxb` then the port).
+#[test]
+fn pullup_keeps_answers_on_truncated_frames() {
+    for src in [
+        "ip host 10.0.0.1 and ip src host 10.1.0.3",
+        "host 10.0.0.11 and 10.0.0.10",
+        "tcp port 80 and 53",
+        "not tcp port 9 and 53",
+        "not host 10.0.0.1 and not 255.255.255.255 and 10.1.0.3",
+        "!(tcp port 6081 or 80)",
+        "udp port 6081 or 80 or 53",
+    ] {
+        let unopt = compile(src, false).unwrap();
+        let opt = compile(src, true).unwrap();
+        for f in pullup_frames() {
+            assert_eq!(run(&unopt, &f), run(&opt, &f), "{src} on {} bytes", f.len());
+        }
+    }
+    // The mixed-polarity run loads the source address once.
+    let opt = compile("ip host 10.0.0.1 and ip src host 10.1.0.3", true).unwrap();
+    assert_eq!(listing(&opt).matches("ld       [26]").count(), 1, "{}", listing(&opt));
+}
+
+/// A comparison already made on every path into a block decides a branch there, even when the
+/// paths loaded A from different places (value numbers differ, no dominating branch says it).
+#[test]
+fn comparison_made_on_every_path_decides_the_branch() {
+    let text = "(000) ldb [0]\n(001) jeq #1 jt 2 jf 4\n(002) ldb [1]\n(003) jeq #5 jt 8 jf 6\n\
+                (004) ldb [2]\n(005) jeq #5 jt 8 jf 6\n(006) jeq #5 jt 7 jf 9\n\
+                (007) ret #1\n(008) ret #2\n(009) ret #3\n";
+    let opt = optimize_listing(text, 4, &[0, 1, 5]);
+    assert!(!opt.contains("ret      #1\n"), "{opt}");
+    // The same in gencode's output: the repeated `10.0.0.12` after the IPv4 and ARP tests.
+    let src = "!(src or dst host 10.0.0.12 or 224.0.0.1 or 10.0.0.12)";
+    let unopt = compile(src, false).unwrap();
+    let opt = compile(src, true).unwrap();
+    assert_eq!(listing(&opt).matches("#0xa00000c").count(), 4, "{}", listing(&opt));
+    let mut arp = vec![0u8; 42];
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    arp[28..32].copy_from_slice(&[10, 0, 0, 12]);
+    for f in [ipv4(60, [10, 0, 0, 12], [1; 4]), ipv4(60, [1; 4], [10, 0, 0, 12]), arp] {
+        for len in 0..=f.len() {
+            assert_eq!(run(&unopt, &f[..len]), run(&opt, &f[..len]), "{len} bytes");
+        }
+    }
+}
+
+/// The pull-up may move a test ahead of an absolute load when every continuation after the run
+/// fails on the packets that load fails on (here both read past byte 30): a short packet
+/// answers 0 either way. Without such a continuation (a constant return), it may not.
+#[test]
+fn pullup_moves_tests_only_ahead_of_anticipated_failures() {
+    let run = |tail: &str| {
+        format!(
+            "(000) ldb [0]\n(001) jeq #1 jt 6 jf 2\n(002) ldb [20]\n(003) jeq #1 jt 6 jf 4\n\
+             (004) ldb [0]\n(005) jeq #2 jt 6 jf 8\n{tail}"
+        )
+    };
+    let anticipated = run("(006) ld [30]\n(007) ret a\n(008) ld [40]\n(009) ret #5\n");
+    let not_anticipated = run("(006) ret #7\n(007) ret a\n(008) ld [40]\n(009) ret #5\n");
+    for (text, moved) in [(anticipated, true), (not_anticipated, false)] {
+        let prog = sift_insn::text::parse(&text).unwrap();
+        let mut cfg = sift_compile::lift::lift(&prog).unwrap();
+        sift_compile::optimize(&mut cfg);
+        let opt = sift_compile::emit::emit(&cfg).unwrap();
+        let (vp, vo) =
+            (validate(&prog, Mode::Libpcap).unwrap(), validate(&opt, Mode::Libpcap).unwrap());
+        for b0 in 0..4u8 {
+            for b20 in 0..3u8 {
+                for len in 0..=48 {
+                    let mut pkt = vec![9u8; 48];
+                    pkt[0] = b0;
+                    pkt[20] = b20;
+                    pkt.truncate(len);
+                    assert_eq!(
+                        sift_vm::run(&vp, &pkt, len as u32),
+                        sift_vm::run(&vo, &pkt, len as u32),
+                        "[0]={b0} [20]={b20}, {len} bytes\n{}",
+                        listing(&opt)
+                    );
+                }
+            }
+        }
+        assert_eq!(listing(&opt).matches("ldb      [0]").count() == 1, moved, "{}", listing(&opt));
+    }
+}

@@ -3,14 +3,22 @@
 //! Prints the distribution (shorter / equal / longer, totals) and pins it.
 //!
 //! On the corpus, sift's program is no longer than libpcap's for at least 95% of the
-//! expressions and shorter in total. On generated expressions it is not (about 80% no longer,
-//! 4% more instructions in total), and cannot be without changing what programs return: most
-//! of the longer ones keep a load whose value is unused, or keep tests in an order, because
-//! a truncated packet must still be rejected where the unoptimized program rejects it (libpcap
-//! drops or reorders those loads: its issue 430). With failing loads ignored as libpcap ignores
-//! them, the same passes give about 92% no longer and 1.4% fewer instructions in total. The
-//! generated figures are pinned as they are, against regressions. Run with `--nocapture` for
-//! the figures; `SIFT_OPT_SHOW=N` lists N of the longer ones.
+//! expressions and shorter in total (97.8%, 1.2% fewer instructions). On generated expressions
+//! it is shorter in total (7.2% fewer instructions) but no longer for only about 85% of them,
+//! and cannot get near 95% without changing what programs return on truncated packets: a load
+//! past the end of the packet makes the program return 0, libpcap's optimizer drops such loads
+//! when their values are unused and moves tests ahead of them (its issue 430), sift does
+//! neither unless the verdict provably cannot change (see `opt::bounds`, `opt::pullup`). Of the
+//! 556 longer programs (of 3,645), 85 are a single `ret` in libpcap (every load dropped), and
+//! most others keep a dead load before an accepting `ret` (`dst net 2001:db8::/32` reads the
+//! last address word, masked with 0) or test `host a or b` in the order the loads can fail in.
+//! With failing loads ignored in the passes (an experiment, not a mode: `Known::safe` true for
+//! bounded loads, every pull-up run reorderable), the same passes give 98.9% no longer and
+//! 11.7% fewer instructions: 517 of the 556 are the price of the verdicts, 39 are optimizer
+//! gaps (13 with huge or negative offsets libpcap folds, some unsoundly; tails it shares).
+//! The generated figures are pinned as they are, against regressions. Run with `--nocapture`
+//! for the figures; `SIFT_OPT_SHOW=N` lists N of the longer ones, and `SIFT_OPT_DUMP=FILE`
+//! writes both listings of every longer generated one to FILE.
 //!
 //! Expressions with `protochain` are left out: libpcap compiles it to a loop (a backward jump)
 //! and sift to a 128-step unrolled walk (its programs cannot loop), so their sizes measure that
@@ -154,6 +162,7 @@ fn generated_sizes_against_system_libpcap() {
     let resolver = SystemResolver::new();
     let mut per: BTreeMap<&str, Dist> = BTreeMap::new();
     let mut longer = Vec::new();
+    let mut dump = std::env::var_os("SIFT_OPT_DUMP").and_then(|p| std::fs::File::create(p).ok());
     for (i, name) in LINKS.iter().enumerate() {
         let link = dlt::by_name(name).unwrap();
         let ctx = Context {
@@ -175,12 +184,24 @@ fn generated_sizes_against_system_libpcap() {
             per.entry(name).or_default().add(prog.len(), reference.len());
             if prog.len() > reference.len() {
                 longer.push(format!("{name} `{src}`: {} vs {}", prog.len(), reference.len()));
+                if let Some(out) = dump.as_mut() {
+                    use std::io::Write;
+                    let _ = writeln!(
+                        out,
+                        "=== {name} `{src}`: {} vs {}\n--- sift\n{}--- libpcap\n{}",
+                        prog.len(),
+                        reference.len(),
+                        sift_insn::text::listing(prog.insns()),
+                        sift_insn::text::listing(&reference)
+                    );
+                }
             }
         }
     }
     let all = report(&format!("generated ({} optimized)", pcap.version()), &per, &longer);
     assert!(all.total() >= 2000, "only {} compared", all.total());
-    // Pinned (see the module documentation for why not 95% and shorter).
-    assert!(all.sift * 100 <= all.libpcap * 105, "more than 5% longer in total");
-    assert!((all.shorter + all.equal) * 100 >= all.total() * 78, "fewer than 78% no longer");
+    // Pinned (see the module documentation for why not 95%): shorter in total by at least 6%,
+    // at least 84% no longer.
+    assert!(all.sift * 100 <= all.libpcap * 94, "fewer than 6% shorter in total");
+    assert!((all.shorter + all.equal) * 100 >= all.total() * 84, "fewer than 84% no longer");
 }

@@ -16,10 +16,15 @@
 //! | [`fold`] | constant propagation and folding, redundant loads and stores, canonical forms | `opt_stmt`, `opt_peep`, `fold_op` |
 //! | [`known`] | scoped facts along the dominator tree (shared) | `dom`, `edom`, `closure` |
 //! | [`thread`] | branches decided by dominating branches; edges moved past decided blocks | `opt_j` |
-//! | [`dce`] | dead statements that cannot fail | `opt_deadstores` |
-//! | [`pullup`] | runs of `or`/`and` tests regrouped by value once no load in them can fail | `or_pullup`, `and_pullup` |
+//! | [`afacts`] | branches decided by comparisons of A on every path into them (across joins) | — |
+//! | [`dce`] | dead statements that cannot fail, or whose failure a later load anticipates | `opt_deadstores` |
+//! | [`pullup`] | runs of `or`/`and` tests regrouped by value where no load's failure can change the answer | `or_pullup`, `and_pullup` |
 //! | [`simplify`] | reject-only regions, one-target branches, empty jumps, straight lines | `opt_blk`'s block clearing, `opt_root` |
 //! | [`merge`] | identical blocks | `intern_blocks` |
+//!
+//! Once the loop ends, [`returns`] lets blocks ending in `ret` share the return block branches
+//! reach (layout only; [`simplify`] would undo it inside the loop). [`bounds`] (packet length
+//! known and required at each point) serves [`dce`] and [`pullup`].
 //!
 //! Linearization is [`crate::emit`] (`icode_to_fcode`): libpcap's block order, with `ja`
 //! trampolines for branches beyond 255 instructions.
@@ -31,19 +36,26 @@
 //! documentation says which component its rewrites lower). The measure is a tuple of
 //! naturals, so the loop in [`optimize`] ends, with no pass limit. Each round is near-linear:
 //! value numbering and facts use hash tables, the dominator tree comes from
-//! [`crate::analysis::Facts`] (O(n log n)), liveness is an 18-bit set per block, and nothing
-//! recurses over the graph.
+//! [`crate::analysis::Facts`] (O(n log n)), liveness is an 18-bit set per block, the length
+//! bounds one number per block (one sweep each way), and nothing recurses over the graph.
+//!
+//! [`returns`] runs once after the loop and changes no measure the loop sees: the loop starts
+//! by undoing it ([`returns::unshare`]), so optimizing an optimized graph gives it back.
 //!
 //! **Semantics kept.** The optimized program returns, on every packet, what the original
 //! returns: the same value for every accepted or rejected packet, including packets too short
-//! for some load (those end the program with 0, so such a load is removed only where it
-//! provably cannot fail, or where every continuation rejects anyway).
+//! for some load (those end the program with 0, so such a load is removed or moved only where
+//! it provably cannot fail, or where every continuation rejects anyway or fails on the same
+//! packets: [`bounds`]).
 
+pub mod afacts;
+pub mod bounds;
 pub mod dce;
 pub mod fold;
 pub mod known;
 pub mod merge;
 pub mod pullup;
+pub mod returns;
 pub mod simplify;
 pub mod thread;
 pub mod value;
@@ -119,6 +131,7 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
     if cfg.check().is_err() {
         return stats;
     }
+    returns::unshare(cfg);
     cfg.compact();
     let (b0, s0) = size(cfg);
     loop {
@@ -127,6 +140,7 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
         let (states, mut changed) = fold::run(cfg, &mut values);
         let (safe, threaded) = thread::run(cfg, &mut values, &states);
         changed |= threaded;
+        changed |= afacts::run(cfg);
         changed |= dce::run(cfg, &safe);
         changed |= simplify::run(cfg);
         changed |= pullup::run(cfg);
@@ -141,6 +155,8 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
             break;
         }
     }
+    // Layout only: after the fixed point, since `simplify` would undo it.
+    returns::run(cfg);
     let (b1, s1) = size(cfg);
     stats.blocks = (b0, b1);
     stats.stmts = (s0, s1);

@@ -10,7 +10,8 @@
 //! **Invariant kept.** A value number denotes one packet-determined value: two statements
 //! with the same number compute the same value *and* fail (end the program with 0) on exactly
 //! the same packets. Canonical rewrites (`Eval::stmt`) keep both: `ld [x + k]` with a known
-//! X becomes `ld [c + k]` only when `c + k` cannot wrap and stays below the ancillary range,
+//! X becomes `ld [c + k]` only when `c + k` cannot wrap and stays below Linux's special ranges
+//! (`LINUX_SPECIAL`; a load between 2^31 and there fails on every packet in either form),
 //! `op x` with a known X becomes `op #c` except for a zero divisor or a shift of 32 or more
 //! (whose meaning differs between `#k` and `x` forms and between libpcap and Linux), and
 //! nothing is folded whose run-time result is not the same in every engine.
@@ -34,6 +35,12 @@ pub(crate) type State = [Vn; ATOMS];
 /// Loads at or above this offset are not plain packet bytes (Linux ancillary data and the
 /// negative `SKF_NET_OFF`/`SKF_LL_OFF` bases): never folded into, never used as bounds.
 pub(crate) const SPECIAL_OFFSETS: u64 = 0x8000_0000;
+
+/// Below this offset (Linux's `SKF_LL_OFF`), an absolute load and an `[x + k]` load of the same
+/// offset behave alike in every engine: plain packet bytes, or (from [`SPECIAL_OFFSETS`] on) a
+/// load that fails on every packet. From it on, absolute loads read link-layer, network-layer
+/// or ancillary data on Linux, which `[x + k]` loads never do.
+pub(crate) const LINUX_SPECIAL: u64 = sift_insn::code::SKF_LL_OFF as u64;
 
 /// A hash-consed expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -214,7 +221,7 @@ pub(crate) fn eval(values: &mut Values, state: &State, s: Stmt) -> Eval {
                 Src::Ind(size, k) => {
                     let folded = xc.and_then(|c| {
                         let off = u64::from(c) + u64::from(k);
-                        (off + u64::from(size.bytes()) <= SPECIAL_OFFSETS).then_some(off as u32)
+                        (off + u64::from(size.bytes()) <= LINUX_SPECIAL).then_some(off as u32)
                     });
                     match folded {
                         Some(off) => {
