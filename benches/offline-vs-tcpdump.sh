@@ -6,7 +6,8 @@
 # On a ~2-million-packet generated capture (sift gen, seed 1): the filtered copy
 # `-r X -w A tcp`, printing `-n -r X tcp > /dev/null`, and `--count tcp`, each timed with
 # hyperfine for tcpdump, sift on one thread (SIFT_THREADS=1) and sift on every core. Prints
-# medians, MB/s, packets/s and the ratios. Outputs are checked to be identical first.
+# medians, MB/s, packets/s, CPU times and the ratios, and the floor of the copy (writing the
+# same output bytes with dd). Outputs are checked to be identical first.
 source "$(dirname "$0")/common.sh"
 packets=${1:-2000000}
 runs=${2:-7}
@@ -21,10 +22,13 @@ tcpdump -r "$input" -w "$work/t.pcap" tcp 2>/dev/null
 cmp "$work/t.pcap" "$work/s.pcap" && echo "filtered copy: byte-identical to tcpdump"
 echo "tcpdump --count: $(tcpdump --count -r "$input" tcp 2>/dev/null); sift --count: $("$sift" --count -r "$input" tcp 2>/dev/null)"
 
+# Each run starts by removing the previous outputs, which drops their dirty pages: no writeback
+# of an earlier run overlaps a timed one. (A `sync` there instead made every writer slower and
+# noisier on the development machine: dd of the same bytes took 0.7 s instead of 0.27 s.)
 bench() { # name, then the three commands (tcpdump, sift 1 thread, sift all cores)
     local name=$1; shift
     hyperfine -N --warmup 1 --runs "$runs" --export-json "$work/$name.json" \
-        --prepare "rm -f $work/out-t.pcap $work/out-s.pcap; sync" \
+        --prepare "rm -f $work/out-t.pcap $work/out-s.pcap" \
         --command-name tcpdump "$1" --command-name "sift-1" "$2" --command-name "sift-$cores" "$3" \
         >/dev/null
     python3 - "$work/$name.json" "$bytes" "$packets" "$name" <<'PY'
@@ -49,7 +53,7 @@ bench copy-tcp \
 # The floor of any filtered copy on this machine: writing the same output bytes (read from the
 # page cache with 128 KiB reads and written to the same file system) and nothing else.
 hyperfine -N --warmup 1 --runs "$runs" --export-json "$work/floor.json" \
-    --prepare "rm -f $work/out-d.pcap; sync" \
+    --prepare "rm -f $work/out-d.pcap" \
     "dd if=$work/t.pcap of=$work/out-d.pcap bs=128k status=none" >/dev/null
 python3 - "$work/floor.json" <<'PY'
 import json, statistics, sys
