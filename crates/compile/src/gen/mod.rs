@@ -143,9 +143,9 @@ impl CompileError {
         CompileError { message: message.into(), span }
     }
 
-    /// "`what` is not supported by sift yet".
+    /// "`what`: not supported by sift yet".
     pub fn unsupported(what: impl fmt::Display, span: Option<Span>) -> CompileError {
-        CompileError::new(format!("{what} is {UNSUPPORTED}"), span)
+        CompileError::new(format!("{what}: {UNSUPPORTED}"), span)
     }
 
     /// Whether this is a "not supported by sift yet" error (not a libpcap error).
