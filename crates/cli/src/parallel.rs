@@ -57,14 +57,13 @@ impl Encoded {
     /// The output in order, as slices of `buf` and of `file`.
     pub fn pieces<'a>(&'a self, file: &'a [u8]) -> impl Iterator<Item = &'a [u8]> {
         let mut from = 0;
-        let mut out = Vec::with_capacity(2 * self.runs.len() + 1);
-        for (at, r) in &self.runs {
-            out.push(&self.buf[from..*at]);
-            out.push(&file[r.start as usize..r.end as usize]);
+        let runs = self.runs.iter().flat_map(move |(at, r)| {
+            let encoded = &self.buf[from..*at];
             from = *at;
-        }
-        out.push(&self.buf[from..]);
-        out.into_iter().filter(|p| !p.is_empty())
+            [encoded, &file[r.start as usize..r.end as usize]]
+        });
+        let last = self.runs.last().map_or(0, |(at, _)| *at);
+        runs.chain([&self.buf[last..]]).filter(|p| !p.is_empty())
     }
 
     fn clear(&mut self) {

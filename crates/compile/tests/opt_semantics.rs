@@ -5,6 +5,8 @@
 //! (`proptest`). "Rejects all packets" must only be said of programs that reject every frame.
 //! Run with `--nocapture` for the figures.
 
+mod common;
+
 use proptest::prelude::*;
 use sift_compile::build::{Builder, Cmp, Load, Pred, Value};
 use sift_compile::ir::{AluOp, Size};
@@ -18,23 +20,6 @@ use sift_filetests::{
 use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_insn::{Insn, Program};
 use sift_vm::{Flavor, Interpreter};
-
-/// The link types the generator supports.
-const LINKS: &[&str] = &[
-    "EN10MB",
-    "RAW",
-    "IPV4",
-    "IPV6",
-    "LINUX_SLL",
-    "LINUX_SLL2",
-    "NULL",
-    "LOOP",
-    "PPP",
-    "C_HDLC",
-    "FDDI",
-    "IEEE802",
-    "SLIP",
-];
 
 fn interpreter(prog: &[Insn], linuxext: bool) -> Interpreter {
     let v = sift_verify::validate(prog, sift_verify::Mode::Libpcap).expect("valid program");
@@ -122,7 +107,7 @@ fn corpus_optimized_equals_unoptimized() {
     let mut sets = PacketSets::new(0x0971, 600, 150, Some(dir.join("captures")));
     let mut t = Tally::default();
     let mut rejects_agree = (0, 0);
-    for c in corpus.accept.iter().filter(|c| LINKS.contains(&c.link.name)) {
+    for c in corpus.accept.iter().filter(|c| common::FIXED_LINKS.contains(&c.link.name)) {
         let ctx = Context {
             link_type: c.link.dlt,
             snaplen: c.snaplen as u32,
@@ -155,7 +140,7 @@ fn corpus_optimized_equals_unoptimized() {
 fn generated_expressions_optimized_equals_unoptimized() {
     let resolver = SystemResolver::new();
     let mut t = Tally::default();
-    for (i, name) in LINKS.iter().enumerate() {
+    for (i, name) in common::FIXED_LINKS.iter().enumerate() {
         let link = dlt::by_name(name).unwrap();
         let set = PacketSet::generate(link, 0x0e + i as u64, 500, 120);
         let ctx = Context {

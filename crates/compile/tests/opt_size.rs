@@ -30,28 +30,14 @@
 //! and sift to a 128-step unrolled walk (its programs cannot loop), so their sizes measure that
 //! choice, not the optimizer.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use sift_compile::{Context, compile_program};
 use sift_filetests::{Corpus, ExprGen, Frame, PacketSet, dlt};
 use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
-
-const LINKS: &[&str] = &[
-    "EN10MB",
-    "RAW",
-    "IPV4",
-    "IPV6",
-    "LINUX_SLL",
-    "LINUX_SLL2",
-    "NULL",
-    "LOOP",
-    "PPP",
-    "C_HDLC",
-    "FDDI",
-    "IEEE802",
-    "SLIP",
-];
 
 /// Sizes compared on one link type.
 #[derive(Default, Clone, Copy)]
@@ -131,7 +117,7 @@ fn corpus_sizes_against_libpcap_opt_listings() {
     for c in corpus
         .accept
         .iter()
-        .filter(|c| LINKS.contains(&c.link.name) && !c.expr.contains("protochain"))
+        .filter(|c| common::FIXED_LINKS.contains(&c.link.name) && !c.expr.contains("protochain"))
     {
         let Some(opt) = c.opt.as_deref().and_then(|t| sift_insn::text::parse(t).ok()) else {
             continue;
@@ -173,7 +159,7 @@ fn generated_sizes_against_system_libpcap() {
     let (mut unfaithful, mut longer_unfaithful) = (0, 0);
     let mut longer = Vec::new();
     let mut dump = std::env::var_os("SIFT_OPT_DUMP").and_then(|p| std::fs::File::create(p).ok());
-    for (i, name) in LINKS.iter().enumerate() {
+    for (i, name) in common::FIXED_LINKS.iter().enumerate() {
         let link = dlt::by_name(name).unwrap();
         let set = PacketSet::generate(link, 0x0f5e + i as u64, 200, 50);
         let ctx = Context {

@@ -42,8 +42,9 @@
 //! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
 //! (ATM and MTP primitives, ARCnet addresses, DECnet names) answers an error containing
 //! [`UNSUPPORTED`]. Tunnels nest, and `vlan`, `mpls` and `pppoes` work inside them, at the
-//! run-time offsets the tunnel computed. `vlan` with [`Context::linux_ext`] on Ethernet follows libpcap 1.11's
-//! `gen_vlan_bpf_extensions` (the tag from the socket metadata or from the packet).
+//! run-time offsets the tunnel computed. `vlan` with [`Context::linux_ext`] on Ethernet
+//! follows libpcap 1.11's `gen_vlan_bpf_extensions` (the tag from the socket metadata or from
+//! the packet).
 //!
 //! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
 //! are acyclic, so the walk is unrolled [`PROTOCHAIN_STEPS`] (128) header advances deep. The

@@ -36,7 +36,7 @@ pub(crate) const ANY: u64 = u64::MAX;
 /// once it ran, the packet is at least this long. `x_msh` says whether X holds an IPv4
 /// header length where the statement runs. (An `[x + k]` load also fails on some longer
 /// packets: see [`exact_end`].)
-pub(crate) fn load_end(s: &Stmt, x_msh: bool) -> Option<u64> {
+fn load_end(s: &Stmt, x_msh: bool) -> Option<u64> {
     let (k, size) = match *s {
         Stmt::Ld(Src::Abs(size, k)) => (k, size.bytes()),
         Stmt::Ldx(XSrc::Msh(k)) => (k, 1),
@@ -58,8 +58,28 @@ pub(crate) fn exact_end(s: &Stmt) -> Option<u64> {
 }
 
 /// Whether X holds an IPv4 header length after `s`, given whether it did before.
-pub(crate) fn x_msh_after(s: &Stmt, before: bool) -> bool {
+fn x_msh_after(s: &Stmt, before: bool) -> bool {
     if s.defs().intersects(RegSet::X) { matches!(s, Stmt::Ldx(XSrc::Msh(_))) } else { before }
+}
+
+/// Walks `stmts` forward from the facts at their start (the packet is at least `len` bytes
+/// long; `x` says whether X holds an IPv4 header length), calling `each` with every
+/// statement's [`load_end`] and the length known before it; returns the facts after the last.
+pub(crate) fn walk(
+    stmts: &[Stmt],
+    mut len: u64,
+    mut x: bool,
+    mut each: impl FnMut(Option<u64>, u64),
+) -> (u64, bool) {
+    for s in stmts {
+        let e = load_end(s, x);
+        each(e, len);
+        if let Some(e) = e {
+            len = len.max(e);
+        }
+        x = x_msh_after(s, x);
+    }
+    (len, x)
 }
 
 /// Forward facts at every block's entry (indexed by block; unreachable blocks hold 0/false).
@@ -80,15 +100,10 @@ impl Forward {
         xm[cfg.entry.index()] = Some(false);
         let mut out = Forward { len_at_least: vec![0; cfg.len()], x_msh: vec![false; cfg.len()] };
         for &b in order {
-            let (mut len, mut x) = (lb[b.index()].unwrap_or(0), xm[b.index()].unwrap_or(false));
+            let (len, x) = (lb[b.index()].unwrap_or(0), xm[b.index()].unwrap_or(false));
             out.len_at_least[b.index()] = len;
             out.x_msh[b.index()] = x;
-            for s in &cfg.block(b).stmts {
-                if let Some(e) = load_end(s, x) {
-                    len = len.max(e);
-                }
-                x = x_msh_after(s, x);
-            }
+            let (len, x) = walk(&cfg.block(b).stmts, len, x, |_, _| {});
             for t in cfg.block(b).term.succs() {
                 let l = &mut lb[t.index()];
                 *l = Some(l.map_or(len, |o| o.min(len)));
@@ -116,16 +131,10 @@ pub(crate) fn cover_in(cfg: &Cfg, order: &[BlockId], fwd: &Forward) -> Vec<u64> 
     let mut cover = vec![ANY; cfg.len()];
     for &b in order.iter().rev() {
         let block = cfg.block(b);
+        // The furthest end of a load in the block, or the successors' bound if further.
         let mut c = cover_out(&block.term, &cover);
-        let mut x = fwd.x_msh[b.index()];
-        let mut ends = Vec::with_capacity(block.stmts.len());
-        for s in &block.stmts {
-            ends.push(load_end(s, x));
-            x = x_msh_after(s, x);
-        }
-        for e in ends.into_iter().rev().flatten() {
-            c = c.max(e);
-        }
+        let (len, x) = (fwd.len_at_least[b.index()], fwd.x_msh[b.index()]);
+        walk(&block.stmts, len, x, |e, _| c = c.max(e.unwrap_or(0)));
         cover[b.index()] = c;
     }
     cover

@@ -143,16 +143,11 @@ pub(crate) fn run(cfg: &mut Cfg, safe: &Safe) -> bool {
         // Per statement: the captured length it needs, and the length known before it.
         let mut ends = Vec::with_capacity(block.stmts.len());
         let mut before = Vec::with_capacity(block.stmts.len());
-        let (mut x, mut len) = (fwd.x_msh[b.index()], fwd.len_at_least[b.index()]);
-        for s in &block.stmts {
-            let e = bounds::load_end(s, x);
+        let (len, x) = (fwd.len_at_least[b.index()], fwd.x_msh[b.index()]);
+        bounds::walk(&block.stmts, len, x, |e, known| {
             ends.push(e);
-            before.push(len);
-            if let Some(e) = e {
-                len = len.max(e);
-            }
-            x = bounds::x_msh_after(s, x);
-        }
+            before.push(known);
+        });
         let mut live = block.term.uses().union(succ_live);
         let mut cover = bounds::cover_out(&block.term, &cover_in);
         let mut keep = vec![true; block.stmts.len()];

@@ -199,13 +199,8 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             a_on_entry(&preds, cfg, head)
         };
         // Bounds and X as they are at the head's test, after its prefix.
-        let (mut len, mut x) = (fwd.len_at_least[head.index()], fwd.x_msh[head.index()]);
-        for s in prefix {
-            if let Some(e) = bounds::load_end(s, x) {
-                len = len.max(e);
-            }
-            x = bounds::x_msh_after(s, x);
-        }
+        let (len, x) = (fwd.len_at_least[head.index()], fwd.x_msh[head.index()]);
+        let (len, x) = bounds::walk(prefix, len, x, |_, _| {});
         changed |= regroup(cfg, &run, exit, held0, len, x, &cover);
     }
     changed

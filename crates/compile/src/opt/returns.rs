@@ -32,8 +32,8 @@ pub(crate) fn unshare(cfg: &mut Cfg) {
     }
 }
 
-/// Runs the rewrite; returns whether it changed the graph.
-pub(crate) fn run(cfg: &mut Cfg) -> bool {
+/// Runs the rewrite.
+pub(crate) fn run(cfg: &mut Cfg) {
     let order = cfg.layout_order();
     // The empty return blocks branches reach, by return value.
     let mut shared: Vec<(RetVal, BlockId)> = Vec::new();
@@ -50,7 +50,6 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             }
         }
     }
-    let mut changed = false;
     for &b in &order {
         let block = cfg.block(b);
         if let Terminator::Ret(v) = block.term
@@ -58,8 +57,6 @@ pub(crate) fn run(cfg: &mut Cfg) -> bool {
             && let Some(&(_, r)) = shared.iter().find(|&&(w, _)| w == v)
         {
             cfg.block_mut(b).term = Terminator::Jump(r);
-            changed = true;
         }
     }
-    changed
 }

@@ -8,6 +8,24 @@ use sift_insn::Program;
 use sift_verify::{Mode, validate};
 use sift_vm::Interpreter;
 
+/// The link types with fixed link-layer offsets that `sift_filetests::ExprGen` generates for:
+/// the optimizer's tests run on each.
+pub const FIXED_LINKS: &[&str] = &[
+    "EN10MB",
+    "RAW",
+    "IPV4",
+    "IPV6",
+    "LINUX_SLL",
+    "LINUX_SLL2",
+    "NULL",
+    "LOOP",
+    "PPP",
+    "C_HDLC",
+    "FDDI",
+    "IEEE802",
+    "SLIP",
+];
+
 pub const SNAPLEN: u32 = 262144;
 pub const ETH_IP: u32 = 0x800;
 pub const ETH_IP6: u32 = 0x86dd;
