@@ -11,7 +11,7 @@ const LINK_TYPES: [u16; 9] = [1, 113, 276, 101, 0, 108, 228, 229, 147];
 
 fuzz_target!(|input: &[u8]| {
     let [sel, flags, extra, data @ ..] = input else { return };
-    let link_type = LINK_TYPES[usize::from(*sel) % LINK_TYPES.len()];
+    let link_type = sift_pcap::LinkType::new(LINK_TYPES[usize::from(*sel) % LINK_TYPES.len()]);
     let opts = Options {
         link_header: flags & 1 != 0,
         quiet: flags & 2 != 0,

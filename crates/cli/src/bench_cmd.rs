@@ -217,7 +217,7 @@ fn bench_one(
                         let started = Instant::now();
                         let p = lib
                             .compile(
-                                sift_compile::dlt_from_linktype(packets.link_type),
+                                packets.link_type.dlt(),
                                 packets.snaplen.min(i32::MAX as u32) as i32,
                                 e,
                                 true,
@@ -245,7 +245,7 @@ fn bench_one(
                     println!("cspf     unavailable: CSPF is compiled from an expression");
                     continue;
                 };
-                let dlt = sift_compile::dlt_from_linktype(packets.link_type);
+                let dlt = packets.link_type.dlt();
                 let opts = sift_cspf::Options::new(resolver).with_indirect(args.cspf_indirect);
                 match sift_cspf::compile_str(e, dlt, &opts) {
                     Ok(c) => {
@@ -407,7 +407,7 @@ fn micros(d: Duration) -> f64 {
 /// through memory the way they do when filtering a capture.
 pub(crate) struct Packets {
     /// The first interface's link type (LINKTYPE_) and snapshot length.
-    pub(crate) link_type: u16,
+    pub(crate) link_type: sift_pcap::LinkType,
     pub(crate) snaplen: u32,
     bytes: Vec<u8>,
     /// `(start, end, wire length)` of each packet in `bytes`.
@@ -428,7 +428,12 @@ impl Packets {
 pub(crate) fn load(path: &Path) -> anyhow::Result<Packets> {
     let mut reader =
         sift_pcap::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut packets = Packets { link_type: 1, snaplen: 0, bytes: Vec::new(), spans: Vec::new() };
+    let mut packets = Packets {
+        link_type: sift_pcap::LinkType::EN10MB,
+        snaplen: 0,
+        bytes: Vec::new(),
+        spans: Vec::new(),
+    };
     while let Some((p, interfaces)) =
         reader.next_with_interfaces().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
     {

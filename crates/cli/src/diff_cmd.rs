@@ -215,7 +215,7 @@ fn compare(
 
     match &shared.libpcap {
         Ok(lib) => {
-            let dlt = sift_compile::dlt_from_linktype(packets.link_type);
+            let dlt = packets.link_type.dlt();
             let snaplen = packets.snaplen.min(i32::MAX as u32) as i32;
             match lib.compile(dlt, snaplen, expr, false, 0) {
                 Ok(own) => match lib.prepare(&own) {
@@ -256,7 +256,7 @@ fn compare(
         Err(e) => unavailable.push(("kernel-ebpf", e.to_string())),
     }
 
-    if packets.link_type == 1 {
+    if packets.link_type == sift_pcap::LinkType::EN10MB {
         let veth = match shared.veth.take() {
             None => sift_kernel::VethSocketFilter::new(prog.insns()).map_err(|e| e.to_string()),
             Some(Ok(mut v)) => match v.set_filter(prog.insns()) {
@@ -303,7 +303,7 @@ fn compare(
         unavailable.push(("kernel-socket", "Ethernet captures only (veth)".into()));
     }
 
-    let dlt = sift_compile::dlt_from_linktype(packets.link_type);
+    let dlt = packets.link_type.dlt();
     let cspf_options = sift_cspf::Options::new(resolver).with_indirect(args.cspf_indirect);
     match sift_cspf::compile_str(expr, dlt, &cspf_options) {
         Ok(c) => {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use crate::parallel::Encoded;
 use anyhow::{Context, bail};
-use sift_pcap::{Interface, Packet, PcapWriter, PcapngWriter, Precision, TsResolution, linktype};
+use sift_pcap::{Interface, LinkType, Packet, PcapWriter, PcapngWriter, Precision, TsResolution};
 
 /// Options of the default mode.
 #[derive(Debug, clap::Args)]
@@ -163,7 +163,7 @@ impl PacketPrinter {
 enum Sink {
     Pcap {
         writer: PcapWriter<Box<dyn Write>>,
-        link_type: u16,
+        link_type: LinkType,
     },
     Pcapng {
         writer: PcapngWriter<Box<dyn Write>>,
@@ -187,7 +187,7 @@ struct Filters {
     /// Whether to run sift's optimizer (tcpdump's default; `-O` turns it off).
     optimize: bool,
     resolver: sift_filter::SystemResolver,
-    by_link_type: std::collections::HashMap<u16, sift_jit::Filter>,
+    by_link_type: std::collections::HashMap<LinkType, sift_jit::Filter>,
 }
 
 impl Filters {
@@ -232,12 +232,12 @@ impl Filters {
 pub(crate) fn compile_for_file(
     expr: &str,
     resolver: &dyn sift_filter::Resolver,
-    link_type: u16,
+    link_type: LinkType,
     snaplen: u32,
     optimize: bool,
 ) -> anyhow::Result<sift_insn::Program> {
     let ctx = sift_compile::Context {
-        link_type: sift_compile::dlt_from_linktype(link_type),
+        link_type: link_type.dlt(),
         snaplen,
         // tcpdump reading a file passes netmask 0 (not "unknown"), so `ip broadcast` compiles
         // and matches only 255.255.255.255 and 0.0.0.0.
@@ -343,8 +343,9 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
     // A capture with no packets still gets a valid output file, as with tcpdump.
     if sink.is_none() && args.write.is_some() && !filter_failed {
         let first = source.interfaces().first().cloned();
-        let fallback =
-            first.unwrap_or_else(|| Interface::new(1, sift_pcap::MAX_CAPLEN, TsResolution::MICRO));
+        let fallback = first.unwrap_or_else(|| {
+            Interface::new(LinkType::EN10MB, sift_pcap::MAX_CAPLEN, TsResolution::MICRO)
+        });
         sink = Some(open_sink(&args, precision, &fallback)?);
     }
     let finished = sink.map(finish).unwrap_or(Ok(()));
@@ -531,8 +532,8 @@ fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyho
                 bail!(
                     "this packet has link type {} but the pcap output holds {} only; \
                      write pcapng (--pcapng) to keep captures with several link types",
-                    linktype::display(packet.link_type),
-                    linktype::display(*link_type)
+                    packet.link_type,
+                    link_type
                 );
             }
             writer.write(packet.timestamp, packet.wire_len, packet.data)?;

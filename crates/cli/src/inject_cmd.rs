@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use sift_pcap::linktype;
+use sift_pcap::LinkType;
 
 /// Options of `sift inject`.
 #[derive(Debug, clap::Args)]
@@ -69,13 +69,13 @@ pub fn run(args: InjectArgs) -> anyhow::Result<ExitCode> {
             if stop.load(Ordering::SeqCst) {
                 break 'passes;
             }
-            if packet.link_type != injector.link_type() {
+            if packet.link_type.number() != injector.link_type() {
                 bail!(
                     "{shown}: packet {} has link type {} but {} takes {}",
                     attempted + 1,
-                    linktype::display(packet.link_type),
+                    packet.link_type,
                     args.interface,
-                    linktype::display(injector.link_type())
+                    LinkType::new(injector.link_type())
                 );
             }
             if let Some(rate) = args.rate {

@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use sift_capture::{Capture, Config, Direction, FrameMeta, Placement, Stats, UserFilter};
 use sift_insn::Insn;
-use sift_pcap::{Interface, Packet, PcapWriter, PcapngWriter, Precision, Timestamp, linktype};
+use sift_pcap::{Interface, LinkType, Packet, PcapWriter, PcapngWriter, Precision, Timestamp};
 
 use crate::dump::DumpArgs;
 
@@ -407,7 +407,7 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         _ => Direction::InOut,
     };
     let mut cap = Capture::open(&cfg)?;
-    let link_type = cap.link_type();
+    let link_type = LinkType::new(cap.link_type());
 
     // Compile before any output exists: a bad filter leaves no file, as with tcpdump.
     let expr = crate::dump::expression(&args)?;
@@ -415,7 +415,7 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         Some(text) => {
             let resolver = sift_filter::SystemResolver::new();
             let ctx = sift_compile::Context {
-                link_type: sift_compile::dlt_from_linktype(link_type),
+                link_type: link_type.dlt(),
                 snaplen,
                 netmask: None,
                 linux_ext: true,
@@ -463,8 +463,8 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     let listening = || {
         eprintln!(
             "sift: listening on {interface}, link-type {} ({}), snapshot length {snaplen} bytes",
-            linktype::display(link_type),
-            linktype::description(link_type).unwrap_or("unknown"),
+            link_type,
+            link_type.description().unwrap_or("unknown"),
         );
     };
     let (stats, io_error, sink) = match live.fanout {
@@ -644,7 +644,7 @@ fn fanout(
 /// Takes captured packets until the count, a write error or the file limit.
 struct Sink {
     output: Output,
-    link_type: u16,
+    link_type: LinkType,
     limit: u64,
     captured: u64,
     failure: Option<anyhow::Error>,
@@ -720,7 +720,7 @@ mod tests {
             (Some("a-longer-name"), sift_pcap::TsResolution::NANO),
             (None, sift_pcap::TsResolution::MICRO),
         ] {
-            let mut iface = Interface::new(1, 262_144, res);
+            let mut iface = Interface::new(LinkType::EN10MB, 262_144, res);
             iface.name = name.map(str::to_string);
             let mut w = PcapngWriter::new(Vec::new()).unwrap();
             w.add_interface(&iface).unwrap();

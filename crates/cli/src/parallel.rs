@@ -271,7 +271,10 @@ pub fn encode_packet(buf: &mut Vec<u8>, p: &Packet<'_>) {
 }
 
 /// The packets [`encode_packet`] wrote into `buf`, with link type `link_type`.
-pub fn decode_packets(buf: &[u8], link_type: u16) -> impl Iterator<Item = Packet<'_>> {
+pub fn decode_packets(
+    buf: &[u8],
+    link_type: sift_pcap::LinkType,
+) -> impl Iterator<Item = Packet<'_>> {
     let mut rest = buf;
     std::iter::from_fn(move || {
         const HEAD: usize = 8 + 4 + 4 + 4 + 8;

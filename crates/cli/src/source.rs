@@ -95,8 +95,8 @@ pub fn describe(inputs: &[PathBuf], source: &dyn Source) -> String {
     match source.interfaces().first() {
         Some(first) => format!(
             "{file}, link-type {} ({}), snapshot length {}",
-            sift_pcap::linktype::display(first.link_type),
-            sift_pcap::linktype::description(first.link_type).unwrap_or("unknown"),
+            first.link_type,
+            first.link_type.description().unwrap_or("unknown"),
             first.snaplen
         ),
         None => format!("{file}, pcapng"),
@@ -134,14 +134,26 @@ impl Source for Input {
 }
 
 /// A packet held while the other inputs catch up.
-#[derive(Default)]
 struct Held {
     timestamp: Timestamp,
     wire_len: u32,
     data: Vec<u8>,
     interface: u32,
-    link_type: u16,
+    link_type: sift_pcap::LinkType,
     offset: u64,
+}
+
+impl Default for Held {
+    fn default() -> Held {
+        Held {
+            timestamp: Timestamp::default(),
+            wire_len: 0,
+            data: Vec::new(),
+            interface: 0,
+            link_type: sift_pcap::LinkType::EN10MB,
+            offset: 0,
+        }
+    }
 }
 
 /// Several inputs merged by timestamp.

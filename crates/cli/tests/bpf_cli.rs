@@ -183,12 +183,7 @@ fn corpus_apply_cases() {
             skipped += 1;
             continue;
         };
-        // LINKTYPE_ values that differ from Linux's DLT_ values.
-        let dlt = match iface.link_type {
-            101 => 12,
-            100 => 11,
-            t => i32::from(t),
-        };
+        let dlt = iface.link_type.dlt();
         for optimize in [true, false] {
             let Ok(prog) =
                 lib.compile(dlt, iface.snaplen as i32, &case.expr, optimize, 0xffff_ffff)

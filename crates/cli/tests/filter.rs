@@ -38,7 +38,7 @@ fn reads_unwritten_memory(capture: &Path, expr: &str) -> bool {
     let Ok(Some(first)) = reader.next_packet() else { return false };
     let resolver = sift_filter::SystemResolver::new();
     let ctx = sift_compile::Context {
-        link_type: sift_compile::dlt_from_linktype(first.link_type),
+        link_type: first.link_type.dlt(),
         snaplen: 262_144,
         netmask: Some(0),
         linux_ext: false,
@@ -208,7 +208,7 @@ fn filtered_copies_equal_tcpdumps() {
         let Ok(Some(first)) = reader.next_packet().map(|p| p.map(|p| p.link_type)) else {
             continue;
         };
-        let link = sift_pcap::linktype::display(first);
+        let link = first.to_string();
         // On BSD loopback sift follows libpcap 1.11's address families for IPv6, which the
         // installed 1.10 does not have (sift-filetests' known.rs): IPv4 only there.
         let loopback = matches!(link.as_str(), "NULL" | "LOOP");
@@ -270,7 +270,7 @@ fn every_supported_link_type_on_generated_frames() {
             let file = std::fs::File::create(&path).unwrap();
             let mut w = sift_pcap::PcapWriter::new(
                 file,
-                link.linktype as u16,
+                sift_pcap::LinkType::new(link.linktype as u16),
                 0,
                 262_144,
                 sift_pcap::Precision::Micro,

@@ -524,7 +524,7 @@ fn any_uses_cooked_v2_headers_like_tcpdump_and_falls_back_to_user_space() {
         assert!(!mine.is_empty());
         assert_same_packets(tag, &mine, &packets(&t));
         let r = sift_pcap::open(&s).unwrap();
-        assert_eq!(r.interfaces()[0].link_type, 276);
+        assert_eq!(r.interfaces()[0].link_type, sift_pcap::LinkType::LINUX_SLL2);
         let c = counts(&stderr);
         assert_eq!(c.captured, mine.len() as u64);
         if tag == "kernel" {
@@ -565,7 +565,7 @@ fn pcapng_output_has_an_interface_block_and_statistics() {
     let iface = &r.interfaces()[0];
     assert_eq!(r.interfaces().len(), 1);
     assert_eq!(iface.name.as_deref(), Some("cap0"));
-    assert_eq!(iface.link_type, 1);
+    assert_eq!(iface.link_type, sift_pcap::LinkType::EN10MB);
     assert_eq!(iface.ts_resolution, sift_pcap::TsResolution::NANO);
     let stats = iface.stats.expect("a statistics block");
     assert_eq!(stats.received, Some(want.len() as u64));

@@ -9,29 +9,10 @@
 //! 8…) ends it with [`Layer::Malformed`]. Nothing here panics on any input.
 
 use crate::out::{be16, be32, u8_at};
+use sift_wire::LinkType;
 
 /// At most this many layers are decoded (tunnels inside tunnels stop here).
 pub const MAX_LAYERS: usize = 32;
-
-/// LINKTYPE_ numbers this decoder knows.
-pub mod linktype {
-    /// BSD loopback, host-order family.
-    pub const NULL: u16 = 0;
-    /// Ethernet.
-    pub const ETHERNET: u16 = 1;
-    /// Raw IP.
-    pub const RAW: u16 = 101;
-    /// OpenBSD loopback, network-order family.
-    pub const LOOP: u16 = 108;
-    /// Linux cooked v1.
-    pub const LINUX_SLL: u16 = 113;
-    /// Raw IPv4.
-    pub const IPV4: u16 = 228;
-    /// Raw IPv6.
-    pub const IPV6: u16 = 229;
-    /// Linux cooked v2.
-    pub const LINUX_SLL2: u16 = 276;
-}
 
 /// Which protocol a [`Layer::Truncated`] or [`Layer::Malformed`] was decoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -517,7 +498,7 @@ pub enum Unknown {
     /// A PPP protocol.
     Ppp(u16),
     /// A link type.
-    LinkType(u16),
+    LinkType(LinkType),
     /// A non-first IP fragment (`ip-proto-N`).
     Fragment(u8),
 }
@@ -530,7 +511,7 @@ pub struct Decoded<'a> {
     /// The captured bytes.
     pub data: &'a [u8],
     /// The link type.
-    pub link_type: u16,
+    pub link_type: LinkType,
     /// Offset in `data` where the link-layer header ends.
     pub link_header_len: usize,
     /// The length on the wire, as given.
@@ -561,7 +542,7 @@ const GENEVE_PORT: u16 = 6081;
 
 /// Decodes one packet of the given link type. `wire_len` is the length on the wire (may
 /// exceed `data.len()`).
-pub fn decode(link_type: u16, data: &[u8], wire_len: u32) -> Decoded<'_> {
+pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
     let empty = Layer::Payload { data: &[], len: 0 };
     let mut d = Decoded {
         layers: [empty; MAX_LAYERS],
@@ -574,19 +555,19 @@ pub fn decode(link_type: u16, data: &[u8], wire_len: u32) -> Decoded<'_> {
     let wire = wire_len.max(data.len() as u32);
     let mut cx = Cx { d: &mut d };
     let link_len = match link_type {
-        linktype::ETHERNET => cx.ether(data, wire, true),
-        linktype::LINUX_SLL => cx.sll(data, wire),
-        linktype::LINUX_SLL2 => cx.sll2(data, wire),
-        linktype::NULL | linktype::LOOP => cx.loopback(data, wire, link_type == linktype::LOOP),
-        linktype::RAW => {
+        LinkType::EN10MB => cx.ether(data, wire, true),
+        LinkType::LINUX_SLL => cx.sll(data, wire),
+        LinkType::LINUX_SLL2 => cx.sll2(data, wire),
+        LinkType::NULL | LinkType::LOOP => cx.loopback(data, wire, link_type == LinkType::LOOP),
+        LinkType::RAW => {
             cx.raw_ip(data, wire);
             0
         }
-        linktype::IPV4 => {
+        LinkType::IPV4 => {
             cx.ipv4(data, wire);
             0
         }
-        linktype::IPV6 => {
+        LinkType::IPV6 => {
             cx.ipv6(data, wire);
             0
         }

@@ -9,7 +9,7 @@
 //! JSON is written by hand into the caller's buffer (strings escaped per RFC 8259), so the
 //! renderer allocates nothing per packet.
 
-use sift_pcap::Timestamp;
+use sift_pcap::{LinkType, Timestamp};
 
 use crate::decode::{self, Decoded, Layer, Unknown};
 use crate::names;
@@ -113,8 +113,8 @@ fn string(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// Name of a link type for the `link_type_name` field.
-fn link_name(t: u16) -> &'static str {
-    sift_pcap::linktype::name(t).unwrap_or("unknown")
+fn link_name(t: LinkType) -> &'static str {
+    t.name().unwrap_or("unknown")
 }
 
 impl JsonWriter {
@@ -127,7 +127,7 @@ impl JsonWriter {
     pub fn write(
         &mut self,
         out: &mut Vec<u8>,
-        link_type: u16,
+        link_type: LinkType,
         ts: Timestamp,
         wire_len: u32,
         data: &[u8],
@@ -169,7 +169,7 @@ impl JsonWriter {
         o.num("ts_nsec", u64::from(ts.nanos));
         o.num("caplen", d.data.len() as u64);
         o.num("len", u64::from(wire_len));
-        o.num("link_type", u64::from(d.link_type));
+        o.num("link_type", u64::from(d.link_type.number()));
         o.str("link_type_name", link_name(d.link_type));
         let layers = d.layers();
         // Summary of the outermost IP packet and its transport.
@@ -490,7 +490,7 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
                 Unknown::Fragment(p) => ("ip_fragment", u64::from(p)),
                 Unknown::Family(f) => ("family", u64::from(f)),
                 Unknown::Ppp(p) => ("ppp_protocol", u64::from(p)),
-                Unknown::LinkType(t) => ("link_type", u64::from(t)),
+                Unknown::LinkType(t) => ("link_type", u64::from(t.number())),
             };
             o.str("kind", kind);
             o.num("value", value);

@@ -14,7 +14,9 @@ use sift_pcap::Timestamp;
 fn render(input: &str) -> String {
     let mut words = input.split_whitespace();
     let lt_word = words.next().expect("link type");
-    let link_type = sift_pcap::linktype::from_name(lt_word).expect("known link type");
+    let link_type = sift_pcap::LinkType::from_name(lt_word)
+        .or_else(|| lt_word.parse().ok().map(sift_pcap::LinkType::new))
+        .expect("a link type name or LINKTYPE number");
     let mut opts = Options { time: TimeFormat::None, ..Options::default() };
     let mut wire = None;
     let mut hex = "";

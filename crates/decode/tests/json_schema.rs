@@ -90,7 +90,13 @@ fn random_bytes_validate() {
         let len = (rng.next_u64() % 120) as usize;
         let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         let lt = [0u16, 1, 101, 108, 113, 228, 229, 276, 147][i % 9];
-        w.write(&mut out, lt, sift_pcap::Timestamp::new(i as u64, 0), len as u32 + 3, &data);
+        w.write(
+            &mut out,
+            sift_pcap::LinkType::new(lt),
+            sift_pcap::Timestamp::new(i as u64, 0),
+            len as u32 + 3,
+            &data,
+        );
         n += 1;
     }
     check_lines(&v, &out, n);

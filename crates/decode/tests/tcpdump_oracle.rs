@@ -80,9 +80,9 @@ const EXACT: &[&str] = &[
 ];
 
 /// The class of a packet for the statistics: its innermost interesting layer.
-fn class(link_type: u16, data: &[u8], wire_len: u32) -> &'static str {
+fn class(link_type: sift_pcap::LinkType, data: &[u8], wire_len: u32) -> &'static str {
     let d = sift_decode::decode(link_type, data, wire_len);
-    let mut c = match link_type {
+    let mut c = match link_type.number() {
         1 => "ether",
         113 => "sll",
         276 => "sll2",

@@ -249,7 +249,7 @@ pub fn read_capture(path: &Path) -> Result<Vec<(u32, Vec<u8>, u32)>, String> {
     let mut reader = sift_pcap::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
     while let Some(p) = reader.next_packet().map_err(|e| format!("{}: {e}", path.display()))? {
-        out.push((u32::from(p.link_type), p.data.to_vec(), p.wire_len));
+        out.push((u32::from(p.link_type.number()), p.data.to_vec(), p.wire_len));
     }
     Ok(out)
 }

@@ -697,7 +697,7 @@ fn load_capture(path: &std::path::Path) -> Result<Capture, String> {
     let mut frames = Vec::new();
     let mut linktype = None;
     while let Some(p) = reader.next_packet().map_err(|e| format!("{}: {e}", path.display()))? {
-        linktype.get_or_insert(u32::from(p.link_type));
+        linktype.get_or_insert(u32::from(p.link_type.number()));
         frames.push(packets::Frame {
             data: p.data.to_vec(),
             meta: sift_vm::PacketMeta::new(p.wire_len),
@@ -705,7 +705,7 @@ fn load_capture(path: &std::path::Path) -> Result<Capture, String> {
     }
     // pcapng interfaces are known only once their blocks have been read.
     let iface = reader.interfaces().first();
-    let linktype = linktype.or(iface.map(|i| u32::from(i.link_type))).unwrap_or(u32::MAX);
+    let linktype = linktype.or(iface.map(|i| u32::from(i.link_type.number()))).unwrap_or(u32::MAX);
     let snaplen = iface.map_or(262_144, |i| i.snaplen);
     Ok((linktype, snaplen, frames))
 }

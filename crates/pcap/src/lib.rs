@@ -21,7 +21,6 @@
 #![deny(unsafe_code)]
 
 mod error;
-pub mod linktype;
 mod pcap;
 mod pcapng;
 pub mod reader;
@@ -31,6 +30,8 @@ mod writer;
 
 pub use error::{Error, ErrorKind};
 pub use reader::{ClippedRecords, Format, Reader, open};
+/// Link types are [`sift_wire`]'s (one table for the workspace).
+pub use sift_wire::LinkType;
 pub use types::{Interface, InterfaceStats, Packet, Precision, Timestamp, TsResolution};
 pub use writer::{PcapWriter, PcapngWriter, WriteError};
 

@@ -4,6 +4,7 @@ use crate::MAX_CAPLEN;
 use crate::error::{Error, ErrorKind};
 use crate::reader::{PacketLoc, Source};
 use crate::types::{Precision, Timestamp};
+use sift_wire::LinkType;
 
 /// `(bytes to deliver, whether that is fewer than recorded)` for a record of `caplen` bytes in
 /// a file or interface with `snaplen` (0 means no limit).
@@ -41,7 +42,7 @@ pub(crate) fn u32_at(b: &[u8], at: usize, big: bool) -> u32 {
 pub(crate) struct FileHeader {
     pub version: (u16, u16),
     pub snaplen: u32,
-    pub link_type: u16,
+    pub link_type: LinkType,
     pub link_type_ext: u32,
 }
 
@@ -70,7 +71,7 @@ pub(crate) fn read_file_header(source: &mut Source, big: bool) -> Result<FileHea
     Ok(FileHeader {
         version: (major, minor),
         snaplen,
-        link_type: (field & 0xffff) as u16,
+        link_type: LinkType::new((field & 0xffff) as u16),
         link_type_ext: field & 0xffff_0000,
     })
 }

@@ -10,6 +10,7 @@ use crate::error::{Error, ErrorKind};
 use crate::pcap::{clip_to_snaplen, u16_at, u32_at};
 use crate::reader::{PacketLoc, Source};
 use crate::types::{Interface, InterfaceStats, Timestamp, TsResolution};
+use sift_wire::LinkType;
 
 pub(crate) const SHB_TYPE: u32 = 0x0A0D_0D0A;
 pub(crate) const IDB_TYPE: u32 = 1;
@@ -200,8 +201,11 @@ pub(crate) fn next_packet(
                 if body.len() < 8 {
                     return Err(too_short("fixed fields"));
                 }
-                let mut iface =
-                    Interface::new(u16_at(body, 0, big), u32_at(body, 4, big), TsResolution::MICRO);
+                let mut iface = Interface::new(
+                    LinkType::new(u16_at(body, 0, big)),
+                    u32_at(body, 4, big),
+                    TsResolution::MICRO,
+                );
                 iface.section = state.section;
                 for_each_option(block_type, &body[8..], big, pos + 16, |code, value| {
                     match code {

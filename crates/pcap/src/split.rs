@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::pcap::{self, FILE_HEADER_LEN, RECORD_HEADER_LEN};
 use crate::types::{Packet, Precision};
 use crate::{ClippedRecords, MAX_CAPLEN};
+use sift_wire::LinkType;
 
 /// How many consecutive record headers must chain up for a guessed sync point.
 pub const SYNC_RECORDS: usize = 16;
@@ -23,7 +24,7 @@ pub struct PcapBytes<'a> {
     big_endian: bool,
     precision: Precision,
     snaplen: u32,
-    link_type: u16,
+    link_type: LinkType,
 }
 
 impl<'a> PcapBytes<'a> {
@@ -32,7 +33,7 @@ impl<'a> PcapBytes<'a> {
         big_endian: bool,
         precision: Precision,
         snaplen: u32,
-        link_type: u16,
+        link_type: LinkType,
     ) -> PcapBytes<'a> {
         PcapBytes { bytes, big_endian, precision, snaplen, link_type }
     }

@@ -1,5 +1,7 @@
 //! The packet and interface model shared by readers and writers.
 
+use sift_wire::LinkType;
+
 /// A capture timestamp: seconds since the Unix epoch and nanoseconds within the second.
 ///
 /// Nanoseconds are exact for every pcap file and for pcapng resolutions down to 1 ns; finer
@@ -115,8 +117,8 @@ impl Precision {
 /// One capture interface: a pcap file's header, or a pcapng Interface Description Block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Interface {
-    /// The link-layer header type (`LINKTYPE_*`).
-    pub link_type: u16,
+    /// The link-layer header type.
+    pub link_type: LinkType,
     /// The upper bits of a pcap file's link-type field (FCS length information); 0 for pcapng.
     pub link_type_ext: u32,
     /// The snapshot length; 0 means "no limit" in pcapng.
@@ -137,7 +139,7 @@ pub struct Interface {
 
 impl Interface {
     /// An interface with the given link type and snapshot length and default everything else.
-    pub fn new(link_type: u16, snaplen: u32, ts_resolution: TsResolution) -> Self {
+    pub fn new(link_type: LinkType, snaplen: u32, ts_resolution: TsResolution) -> Self {
         Interface {
             link_type,
             link_type_ext: 0,
@@ -179,7 +181,7 @@ pub struct Packet<'a> {
     /// Index into [`crate::Reader::interfaces`] of the interface the packet came from.
     pub interface: u32,
     /// The link type of that interface.
-    pub link_type: u16,
+    pub link_type: LinkType,
     /// Byte offset of the packet's record or block in the file.
     pub offset: u64,
 }

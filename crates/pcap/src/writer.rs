@@ -11,6 +11,7 @@ use std::io::{self, BufWriter, Write};
 use crate::pcap::{MAGIC_MICRO, MAGIC_NANO};
 use crate::pcapng::{BYTE_ORDER_MAGIC, EPB_TYPE, IDB_TYPE, ISB_TYPE, SHB_TYPE};
 use crate::types::{Interface, InterfaceStats, Precision, Timestamp, TsResolution};
+use sift_wire::LinkType;
 
 /// Output buffer size, and the size of each `write`. 128 KiB: on the development machine's
 /// kernel (6.x, ext4), writing a 1.2 GB capture in 1 MiB writes cost 2 s of system time and
@@ -53,7 +54,7 @@ impl<W: Write> PcapWriter<W> {
     /// information, as read from a pcap file), the snapshot length and the timestamp precision.
     pub fn new(
         inner: W,
-        link_type: u16,
+        link_type: LinkType,
         link_type_ext: u32,
         snaplen: u32,
         precision: Precision,
@@ -69,8 +70,9 @@ impl<W: Write> PcapWriter<W> {
         h[6..8].copy_from_slice(&4u16.to_le_bytes());
         // thiszone and sigfigs stay 0.
         h[16..20].copy_from_slice(&snaplen.to_le_bytes());
-        h[20..24]
-            .copy_from_slice(&(u32::from(link_type) | (link_type_ext & 0xffff_0000)).to_le_bytes());
+        h[20..24].copy_from_slice(
+            &(u32::from(link_type.number()) | (link_type_ext & 0xffff_0000)).to_le_bytes(),
+        );
         out.write_all(&h)?;
         Ok(PcapWriter { out, precision })
     }
@@ -216,7 +218,7 @@ impl<W: Write> PcapngWriter<W> {
     /// `if_description`, `if_tsresol`) and returns the interface ID packets must name.
     pub fn add_interface(&mut self, iface: &Interface) -> io::Result<u32> {
         let mut body = Vec::new();
-        body.extend_from_slice(&iface.link_type.to_le_bytes());
+        body.extend_from_slice(&iface.link_type.number().to_le_bytes());
         body.extend_from_slice(&0u16.to_le_bytes());
         body.extend_from_slice(&iface.snaplen.to_le_bytes());
         if let Some(name) = &iface.name {

@@ -50,11 +50,8 @@ fn compare(pcap: &Libpcap, path: &Path) -> usize {
         theirs.error
     );
     if ours.format() != sift_pcap::Format::Pcapng {
-        // pcap_datalink answers in DLT numbers; LINKTYPE_RAW (101) is DLT_RAW (12) on Linux.
-        let dlt = match ours.interfaces()[0].link_type {
-            101 => 12,
-            other => i32::from(other),
-        };
+        // pcap_datalink answers in DLT numbers (LINKTYPE_RAW, 101, is DLT_RAW, 12, on Linux).
+        let dlt = ours.interfaces()[0].link_type.dlt();
         assert_eq!(dlt, theirs.linktype, "{name}: link type");
     }
     packets.len()

@@ -21,7 +21,7 @@ fn pcap_all_magics_and_byte_orders() {
                     version: (2, 4)
                 }
             );
-            assert_eq!(r.interfaces()[0].link_type, 1);
+            assert_eq!(r.interfaces()[0].link_type.number(), 1);
             assert_eq!(r.interfaces()[0].snaplen, 65535);
             let (got, err) = read_all(&mut r);
             assert!(err.is_none(), "{err:?}");
@@ -97,11 +97,11 @@ fn pcapng_sections_interfaces_and_block_kinds() {
     }
     let ifaces = r.interfaces();
     assert_eq!(ifaces.len(), 3);
-    assert_eq!((ifaces[0].link_type, ifaces[0].name.as_deref()), (1, Some("eth0")));
-    assert_eq!((ifaces[1].link_type, ifaces[1].ts_resolution), (113, TsResolution::NANO));
+    assert_eq!((ifaces[0].link_type.number(), ifaces[0].name.as_deref()), (1, Some("eth0")));
+    assert_eq!((ifaces[1].link_type.number(), ifaces[1].ts_resolution), (113, TsResolution::NANO));
     assert_eq!(ifaces[1].stats.unwrap().received, Some(40));
     assert_eq!(ifaces[1].stats.unwrap().dropped, Some(2));
-    assert_eq!((ifaces[2].link_type, ifaces[2].section), (101, 1));
+    assert_eq!((ifaces[2].link_type.number(), ifaces[2].section), (101, 1));
     assert_eq!(ifaces[2].ts_resolution, TsResolution::Binary(30));
     let (streamed, err) = read_stream(&file, 5).unwrap();
     assert!(err.is_none());
@@ -112,7 +112,8 @@ fn pcapng_sections_interfaces_and_block_kinds() {
 fn pcap_writer_round_trip_both_precisions() {
     let pkts = packets(500, 4);
     for precision in [Precision::Micro, Precision::Nano] {
-        let mut w = PcapWriter::new(Vec::new(), 1, 0, 262_144, precision).unwrap();
+        let mut w = PcapWriter::new(Vec::new(), sift_pcap::LinkType::new(1), 0, 262_144, precision)
+            .unwrap();
         for p in &pkts {
             w.write(Timestamp::new(p.secs, p.nanos), p.wire_len, &p.data).unwrap();
         }
@@ -149,7 +150,7 @@ fn pcapng_writer_round_trip_keeps_interfaces_and_nanoseconds() {
     assert_eq!(ifaces.len(), 3);
     assert_eq!(ifaces[0].name.as_deref(), Some("eth0"));
     assert_eq!(ifaces[1].ts_resolution, TsResolution::NANO);
-    assert_eq!(ifaces[2].link_type, 101);
+    assert_eq!(ifaces[2].link_type.number(), 101);
     // Every interface gets statistics at the end, counting the packets written for it.
     assert_eq!(ifaces[0].stats.unwrap().delivered, Some(20));
     assert_eq!(ifaces[2].stats.unwrap().delivered, Some(30));
@@ -157,12 +158,13 @@ fn pcapng_writer_round_trip_keeps_interfaces_and_nanoseconds() {
 
 #[test]
 fn writer_rejects_what_the_format_cannot_hold() {
-    let mut w = PcapWriter::new(Vec::new(), 1, 0, 100, Precision::Micro).unwrap();
+    let mut w =
+        PcapWriter::new(Vec::new(), sift_pcap::LinkType::new(1), 0, 100, Precision::Micro).unwrap();
     let e = w.write(Timestamp::new(1 << 33, 0), 1, &[0]).unwrap_err();
     assert!(e.to_string().contains("does not fit"), "{e}");
     let mut ng = PcapngWriter::new(Vec::new()).unwrap();
     assert!(ng.write(0, Timestamp::new(1, 0), 1, &[0]).is_err());
-    ng.add_interface(&Interface::new(1, 0, TsResolution::NANO)).unwrap();
+    ng.add_interface(&Interface::new(sift_pcap::LinkType::new(1), 0, TsResolution::NANO)).unwrap();
     assert!(ng.write(0, Timestamp::new(u64::MAX / 2, 0), 1, &[0]).is_err());
 }
 

@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use sift_pcap::Timestamp;
+use sift_pcap::{LinkType, Timestamp};
 
 use crate::decode::{self, Decoded, Dns, Ipv4, Ipv6, Layer, Proto, Unknown};
 use crate::names;
@@ -148,7 +148,7 @@ impl Printer {
     pub fn print(
         &mut self,
         out: &mut Vec<u8>,
-        link_type: u16,
+        link_type: LinkType,
         ts: Timestamp,
         wire_len: u32,
         data: &[u8],
@@ -185,10 +185,7 @@ impl Printer {
             return;
         }
         if self.opts.link_header
-            && matches!(
-                d.link_type,
-                decode::linktype::RAW | decode::linktype::IPV4 | decode::linktype::IPV6
-            )
+            && matches!(d.link_type, LinkType::RAW | LinkType::IPV4 | LinkType::IPV6)
         {
             out.extend_from_slice(b"ip: ");
         }
@@ -472,7 +469,7 @@ impl<'a> Walk<'_, 'a> {
             }
             Unknown::LinkType(t) => {
                 self.out.s("unsupported link type ");
-                self.out.u(u64::from(t));
+                self.out.u(u64::from(t.number()));
                 self.out.s(", length ");
                 self.out.u(u64::from(len));
             }

@@ -7,7 +7,7 @@ use sift_pcap::Timestamp;
 
 /// One generated packet.
 pub struct Frame {
-    pub link_type: u16,
+    pub link_type: sift_pcap::LinkType,
     pub ts: Timestamp,
     pub wire_len: u32,
     pub data: Vec<u8>,
@@ -21,7 +21,7 @@ pub fn frames(link: Link, count: usize, seed: u64, damaged: bool) -> Vec<Frame> 
         ..Config::with_link(link)
     };
     let mut g = Generator::new(seed, cfg);
-    let link_type = g.link_type() as u16;
+    let link_type = sift_pcap::LinkType::new(g.link_type() as u16);
     let mut buf = Vec::new();
     (0..count)
         .map(|_| {
@@ -38,7 +38,7 @@ pub fn frames(link: Link, count: usize, seed: u64, damaged: bool) -> Vec<Frame> 
 
 /// Writes frames of one link type to a pcap file.
 pub fn write_pcap(path: &std::path::Path, frames: &[Frame]) {
-    let link_type = frames.first().map_or(1, |f| f.link_type);
+    let link_type = frames.first().map_or(sift_pcap::LinkType::EN10MB, |f| f.link_type);
     let file = std::fs::File::create(path).unwrap();
     let mut w = sift_pcap::PcapWriter::new(
         std::io::BufWriter::new(file),
