@@ -114,7 +114,8 @@ impl<W: Write> PcapWriter<W> {
 
     /// Writes records already encoded, given as pieces in order (some straight from an input
     /// file, see [`PcapBytes::verbatim`](crate::split::PcapBytes::verbatim)), gathered into
-    /// `writev` calls of about [`BUFFER`] bytes: the bytes are copied once, by the kernel.
+    /// `writev` calls of about 128 KiB (the writer's buffer size): the bytes are copied once, by
+    /// the kernel.
     pub fn write_pieces<'p>(
         &mut self,
         pieces: impl IntoIterator<Item = &'p [u8]>,
