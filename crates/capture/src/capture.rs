@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use sift_insn::Insn;
 use sift_insn::code::{BPF_K, BPF_RET};
+use sift_sys::ring::{self, RingPacket, RxRing, TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID};
+use sift_sys::{iface, packet, socket};
 
 use crate::cooked::{self, Cooked, LinkAddr};
-use crate::sys;
 use crate::{CaptureError, ErrorKind};
 
 /// Which packets to keep by direction (`-Q`).
@@ -129,7 +130,7 @@ pub type UserFilter = Box<dyn FnMut(&[u8], u32, &FrameMeta) -> bool + Send>;
 /// An open live capture.
 pub struct Capture {
     fd: OwnedFd,
-    ring: sys::RingMap,
+    ring: RxRing,
     next_block: usize,
     name: String,
     link_type: u16,
@@ -154,7 +155,7 @@ const CAP_NET_RAW: u32 = 13;
 /// Checks up front that this process may open packet sockets, with a message that says what
 /// is needed.
 pub fn check_privileges() -> Result<(), CaptureError> {
-    if sys::has_capability(CAP_NET_RAW) {
+    if has_capability(CAP_NET_RAW) {
         return Ok(());
     }
     Err(CaptureError {
@@ -164,6 +165,49 @@ pub fn check_privileges() -> Result<(), CaptureError> {
                CAP_NET_RAW (e.g. `setcap cap_net_raw,cap_net_admin=eip $(which sift)`)"
             .into(),
         source: io::Error::from_raw_os_error(libc::EPERM),
+    })
+}
+
+/// `true` when the effective capability set holds `cap` (read from `/proc/self/status`).
+fn has_capability(cap: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return false };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|bits| bits & (1 << cap) != 0)
+}
+
+/// What the interface ioctls say about `name`, or the error capture and injection report: no
+/// such device (`ENODEV`), or any other failure.
+pub(crate) fn interface_info(name: &str) -> Result<iface::IfInfo, CaptureError> {
+    iface::info(name).map_err(|source| CaptureError {
+        interface: name.to_string(),
+        kind: if source.raw_os_error() == Some(libc::ENODEV) {
+            ErrorKind::NoSuchDevice
+        } else {
+            ErrorKind::Io
+        },
+        what: "no such device (try `sift -D`)".into(),
+        source,
+    })
+}
+
+/// A packet socket for `name`, or the error capture and injection report: not allowed
+/// (`EPERM`, `EACCES`), or any other failure.
+pub(crate) fn open_packet_socket(
+    name: &str,
+    kind: packet::SockType,
+) -> Result<OwnedFd, CaptureError> {
+    packet::socket(kind, 0).map_err(|source| CaptureError {
+        interface: name.to_string(),
+        kind: if matches!(source.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
+            ErrorKind::Permission
+        } else {
+            ErrorKind::Io
+        },
+        what: "cannot open a packet socket (needs root or CAP_NET_RAW)".into(),
+        source,
     })
 }
 
@@ -177,22 +221,6 @@ pub fn link_type_for_hatype(hatype: u16) -> Option<u16> {
         0xfffe => Some(101),
         _ => None,
     }
-}
-
-fn align16(n: usize) -> usize {
-    n.next_multiple_of(16)
-}
-
-/// Ring geometry: (block size, block count, frame size). Blocks hold at least one packet of
-/// `snaplen` bytes with its headers, are a power of two pages, and are large enough that a
-/// busy capture wakes up once per many packets.
-fn geometry(snaplen: u32, buffer_bytes: usize) -> (usize, usize, usize) {
-    let page = 4096;
-    let frame = align16(96 + snaplen as usize + cooked::SLL2_HDR_LEN);
-    let wanted = (buffer_bytes / 8).clamp(64 << 10, 1 << 20);
-    let block = (frame + 48).max(wanted).max(page).next_power_of_two();
-    let blocks = (buffer_bytes / block).max(2);
-    (block, blocks, frame)
 }
 
 impl Capture {
@@ -209,14 +237,7 @@ impl Capture {
         let (ifindex, cooked, link_type) = if is_any {
             (0, Some(cfg.any_cooked), cfg.any_cooked.link_type())
         } else {
-            let info = sys::if_info(&name).map_err(|e| {
-                let kind = if e.raw_os_error() == Some(libc::ENODEV) {
-                    ErrorKind::NoSuchDevice
-                } else {
-                    ErrorKind::Io
-                };
-                err(kind, "no such device (try `sift -D`)")(e)
-            })?;
+            let info = interface_info(&name)?;
             if info.flags & libc::IFF_UP as u32 == 0 {
                 return Err(err(ErrorKind::Io, "the interface is down")(
                     io::Error::from_raw_os_error(libc::ENETDOWN),
@@ -227,41 +248,27 @@ impl Capture {
                 None => (info.ifindex, Some(Cooked::Sll), Cooked::Sll.link_type()),
             }
         };
-        let fd = sys::packet_socket(cooked.is_some(), 0).map_err(|e| {
-            let kind = if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
-                ErrorKind::Permission
-            } else {
-                ErrorKind::Io
-            };
-            err(kind, "cannot open a packet socket (needs root or CAP_NET_RAW)")(e)
-        })?;
-        sys::setsockopt(&fd, sys::SOL_PACKET, sys::PACKET_VERSION, &sys::TPACKET_V3)
-            .map_err(err(ErrorKind::Io, "TPACKET_V3 is not supported"))?;
+        let kind = if cooked.is_some() { packet::SockType::Dgram } else { packet::SockType::Raw };
+        let fd = open_packet_socket(&name, kind)?;
+        ring::set_version_v3(&fd).map_err(err(ErrorKind::Io, "TPACKET_V3 is not supported"))?;
         let snaplen = if cfg.snaplen == 0 { MAX_SNAPLEN } else { cfg.snaplen.min(MAX_SNAPLEN) };
-        let (block, blocks, frame) = geometry(snaplen, cfg.buffer_bytes);
-        let req = sys::TpacketReq3 {
-            block_size: block as u32,
-            block_nr: blocks as u32,
-            frame_size: frame as u32,
-            frame_nr: ((block / frame) * blocks) as u32,
-            retire_blk_tov: cfg.block_timeout_ms.max(1),
-            sizeof_priv: 0,
-            feature_req_word: 0,
-        };
-        sys::setsockopt(&fd, sys::SOL_PACKET, sys::PACKET_RX_RING, &req)
+        // Room for the largest packet and a cooked header.
+        let geometry =
+            ring::Geometry::new(snaplen as usize + cooked::SLL2_HDR_LEN, cfg.buffer_bytes);
+        ring::request(&fd, &geometry, cfg.block_timeout_ms.max(1))
             .map_err(err(ErrorKind::Io, "cannot set up the receive ring (PACKET_RX_RING)"))?;
-        let ring = sys::RingMap::map(&fd, block, blocks)
+        let ring = RxRing::map(&fd, &geometry)
             .map_err(err(ErrorKind::Io, "cannot map the receive ring"))?;
         if cfg.direction == Direction::In {
             // Saves copying sent packets at all (Linux 4.20+); the check below stays for older
             // kernels.
-            let _ = sys::setsockopt(&fd, sys::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, &1i32);
+            let _ = packet::ignore_outgoing(&fd);
         }
         if cfg.promiscuous && !is_any {
-            sys::add_promisc(&fd, ifindex)
+            packet::add_promisc(&fd, ifindex)
                 .map_err(err(ErrorKind::Permission, "cannot enter promiscuous mode"))?;
         }
-        let lo_ifindex = sys::if_info("lo").ok().map(|i| i.ifindex);
+        let lo_ifindex = iface::info("lo").ok().map(|i| i.ifindex);
         let mut cap = Capture {
             fd,
             ring,
@@ -288,7 +295,7 @@ impl Capture {
     }
 
     fn attach(&mut self, prog: &[Insn]) -> io::Result<()> {
-        sys::attach_filter(&self.fd, prog)
+        socket::attach_filter(&self.fd, prog)
     }
 
     /// The interface name given.
@@ -326,7 +333,7 @@ impl Capture {
         let refused = match kernel_prog {
             Ok(p) => match self.attach(&p) {
                 Ok(()) => None,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOMEM)) => {
+                Err(e) if socket::is_filter_rejection(&e) => {
                     Some(format!("the kernel refused the program ({e})"))
                 }
                 Err(e) => {
@@ -359,21 +366,18 @@ impl Capture {
         if self.bound {
             return Ok(());
         }
-        sys::bind(&self.fd, self.ifindex, sys::ETH_P_ALL).map_err(|e| CaptureError {
+        packet::bind(&self.fd, self.ifindex, packet::ETH_P_ALL).map_err(|e| CaptureError {
             interface: self.name.clone(),
             kind: ErrorKind::Io,
             what: "cannot bind the packet socket".into(),
             source: e,
         })?;
         if let Some(group) = self.fanout {
-            let arg: u32 = u32::from(group) | (libc::PACKET_FANOUT_HASH << 16);
-            sys::setsockopt(&self.fd, sys::SOL_PACKET, sys::PACKET_FANOUT, &arg).map_err(|e| {
-                CaptureError {
-                    interface: self.name.clone(),
-                    kind: ErrorKind::Io,
-                    what: "cannot join the PACKET_FANOUT group".into(),
-                    source: e,
-                }
+            packet::join_fanout_hash(&self.fd, group).map_err(|e| CaptureError {
+                interface: self.name.clone(),
+                kind: ErrorKind::Io,
+                what: "cannot join the PACKET_FANOUT group".into(),
+                source: e,
             })?;
         }
         self.bound = true;
@@ -383,7 +387,7 @@ impl Capture {
     /// The counters so far (the kernel's are read, and reset, on each call; this keeps the
     /// totals, as libpcap does).
     pub fn stats(&mut self) -> io::Result<Stats> {
-        let st = sys::packet_stats(&self.fd)?;
+        let st = packet::stats(&self.fd)?;
         // The kernel adds the drops into tp_packets before returning them.
         self.totals.received += u64::from(st.packets);
         self.totals.dropped += u64::from(st.drops);
@@ -405,7 +409,7 @@ impl Capture {
     ) -> io::Result<u64> {
         if !self.ring.ready(self.next_block) {
             let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-            if !sys::poll_readable(&self.fd, ms)? {
+            if !socket::poll_readable(&self.fd, ms)? {
                 return Ok(0);
             }
         }
@@ -478,25 +482,12 @@ impl Capture {
             lo_ifindex: *lo_ifindex,
             rejected: rejected_in_user_space,
         };
-        let block = ring.block(b);
-        let u32_at = |off: usize| -> Option<u32> {
-            block.get(off..off + 4).map(|s| u32::from_ne_bytes([s[0], s[1], s[2], s[3]]))
-        };
-        // tpacket_block_desc: version, offset_to_priv, then tpacket_hdr_v1 (block_status,
-        // num_pkts, offset_to_first_pkt, …).
-        let num = u32_at(12).unwrap_or(0);
-        let mut off = u32_at(16).unwrap_or(0) as usize;
         let mut taken = 0;
-        for _ in 0..num {
-            let Some(hdr) = PacketHeader::read(block, off) else { break };
+        for p in ring::packets(ring.block(b)) {
             taken += 1;
-            if !ctx.deliver(block, off, &hdr, f) {
+            if !ctx.deliver(&p, f) {
                 return (taken, false);
             }
-            if hdr.next_offset == 0 {
-                break;
-            }
-            off += hdr.next_offset as usize;
         }
         (taken, true)
     }
@@ -517,15 +508,9 @@ struct Delivery<'c> {
 impl Delivery<'_> {
     /// libpcap's `pcap_handle_packet_mmap`: cooked header, user filter, direction, VLAN tag,
     /// snapshot length. Returns what `f` returns (`true` for packets not delivered).
-    fn deliver(
-        &mut self,
-        block: &[u8],
-        off: usize,
-        hdr: &PacketHeader,
-        f: &mut dyn FnMut(&Frame<'_>) -> bool,
-    ) -> bool {
-        let start = off + usize::from(hdr.mac);
-        let Some(data) = block.get(start..start + hdr.snaplen as usize) else {
+    fn deliver(&mut self, p: &RingPacket<'_>, f: &mut dyn FnMut(&Frame<'_>) -> bool) -> bool {
+        let hdr = &p.header;
+        let Some(data) = p.data else {
             *self.rejected += 1;
             return true;
         };
@@ -534,10 +519,11 @@ impl Delivery<'_> {
                 if hdr.status & TP_STATUS_VLAN_TPID_VALID != 0 { hdr.vlan_tpid } else { 0x8100 };
             (tpid, hdr.vlan_tci as u16)
         });
-        let meta = FrameMeta { link: hdr.link, vlan, rxhash: hdr.rxhash };
+        let link = hdr.addr;
+        let meta = FrameMeta { link, vlan, rxhash: hdr.rxhash };
         // Outgoing packets on the loopback device are seen again as incoming ones.
-        let keep_direction = if hdr.link.pkttype == PACKET_OUTGOING {
-            Some(hdr.link.ifindex) != self.lo_ifindex && self.direction != Direction::In
+        let keep_direction = if link.pkttype == packet::PACKET_OUTGOING {
+            Some(link.ifindex) != self.lo_ifindex && self.direction != Direction::In
         } else {
             self.direction != Direction::Out
         };
@@ -582,55 +568,5 @@ impl Delivery<'_> {
             &data[..data.len().min(self.snaplen)]
         };
         f(&Frame { secs: u64::from(hdr.sec), nanos: hdr.nsec, wire_len, data, meta: &meta })
-    }
-}
-
-/// The fields of a `tpacket3_hdr` and the `sockaddr_ll` after it.
-struct PacketHeader {
-    next_offset: u32,
-    sec: u32,
-    nsec: u32,
-    snaplen: u32,
-    len: u32,
-    status: u32,
-    mac: u16,
-    rxhash: u32,
-    vlan_tci: u32,
-    vlan_tpid: u16,
-    link: LinkAddr,
-}
-
-const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
-const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
-const PACKET_OUTGOING: u8 = 4;
-
-impl PacketHeader {
-    fn read(block: &[u8], off: usize) -> Option<PacketHeader> {
-        let h = block.get(off..off + 48 + 20)?;
-        let u32_at = |o: usize| u32::from_ne_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]);
-        let u16_at = |o: usize| u16::from_ne_bytes([h[o], h[o + 1]]);
-        let sll = &h[48..];
-        let mut addr = [0u8; 8];
-        addr.copy_from_slice(&sll[12..20]);
-        Some(PacketHeader {
-            next_offset: u32_at(0),
-            sec: u32_at(4),
-            nsec: u32_at(8),
-            snaplen: u32_at(12),
-            len: u32_at(16),
-            status: u32_at(20),
-            mac: u16_at(24),
-            rxhash: u32_at(28),
-            vlan_tci: u32_at(32),
-            vlan_tpid: u16_at(36),
-            link: LinkAddr {
-                protocol: u16::from_be_bytes([sll[2], sll[3]]),
-                ifindex: u32::from_ne_bytes([sll[4], sll[5], sll[6], sll[7]]),
-                hatype: u16::from_ne_bytes([sll[8], sll[9]]),
-                pkttype: sll[10],
-                halen: sll[11],
-                addr,
-            },
-        })
     }
 }

@@ -51,22 +51,8 @@ impl Cooked {
     }
 }
 
-/// The `sockaddr_ll` fields a cooked header is made of.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkAddr {
-    /// EtherType in host order (`sll_protocol` after `ntohs`).
-    pub protocol: u16,
-    /// Interface index.
-    pub ifindex: u32,
-    /// ARPHRD type.
-    pub hatype: u16,
-    /// Packet type (`PACKET_HOST` = 0 … `PACKET_OUTGOING` = 4).
-    pub pkttype: u8,
-    /// Link-layer address length.
-    pub halen: u8,
-    /// Link-layer address (the first `halen` bytes, at most 8).
-    pub addr: [u8; 8],
-}
+/// The `sockaddr_ll` fields a cooked header is made of (as the kernel reports them in the ring).
+pub use sift_sys::ring::LinkAddr;
 
 /// The 16-byte `LINUX_SLL` header, as libpcap builds it.
 pub fn sll_header(a: &LinkAddr) -> [u8; SLL_HDR_LEN] {

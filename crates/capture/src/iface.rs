@@ -3,8 +3,9 @@
 
 use std::io;
 
+use sift_sys::iface;
+
 use crate::capture::link_type_for_hatype;
-use crate::sys;
 
 /// One entry of the list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,8 +45,8 @@ impl InterfaceInfo {
 /// the last running one, loopback last among its group (libpcap's order, roughly).
 pub fn list() -> io::Result<Vec<InterfaceInfo>> {
     let mut out = Vec::new();
-    for (index, name) in sys::interface_names()? {
-        let Ok(info) = sys::if_info(&name) else { continue };
+    for (index, name) in iface::names()? {
+        let Ok(info) = iface::info(&name) else { continue };
         out.push(InterfaceInfo {
             index,
             name,
@@ -71,5 +72,5 @@ pub fn list() -> io::Result<Vec<InterfaceInfo>> {
 
 /// The name of interface `ifindex` in this namespace.
 pub fn name_of(ifindex: u32) -> Option<String> {
-    sys::interface_name(ifindex)
+    iface::name_of(ifindex)
 }

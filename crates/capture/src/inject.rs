@@ -8,8 +8,9 @@
 use std::io;
 use std::os::fd::OwnedFd;
 
-use crate::capture::link_type_for_hatype;
-use crate::sys;
+use sift_sys::{packet, socket};
+
+use crate::capture::{interface_info, link_type_for_hatype, open_packet_socket};
 use crate::{CaptureError, ErrorKind};
 
 /// A socket that sends frames on one interface.
@@ -34,31 +35,16 @@ impl Injector {
                 io::Error::from_raw_os_error(libc::EINVAL),
             ));
         }
-        let info = sys::if_info(interface).map_err(|e| {
-            let kind = if e.raw_os_error() == Some(libc::ENODEV) {
-                ErrorKind::NoSuchDevice
-            } else {
-                ErrorKind::Io
-            };
-            err(kind, "no such device (try `sift -D`)")(e)
-        })?;
+        let info = interface_info(interface)?;
         let Some(link_type) = link_type_for_hatype(info.hatype) else {
             return Err(err(ErrorKind::Io, "sending on this kind of device is not supported")(
                 io::Error::from_raw_os_error(libc::EOPNOTSUPP),
             ));
         };
-        let fd = sys::packet_socket(false, 0).map_err(|e| {
-            let kind = if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
-                ErrorKind::Permission
-            } else {
-                ErrorKind::Io
-            };
-            err(kind, "cannot open a packet socket (needs root or CAP_NET_RAW)")(e)
-        })?;
-        sys::bind(&fd, info.ifindex, 0).map_err(err(ErrorKind::Io, "cannot bind"))?;
+        let fd = open_packet_socket(interface, packet::SockType::Raw)?;
+        packet::bind(&fd, info.ifindex, 0).map_err(err(ErrorKind::Io, "cannot bind"))?;
         if qdisc_bypass {
-            sys::setsockopt(&fd, sys::SOL_PACKET, sys::PACKET_QDISC_BYPASS, &1i32)
-                .map_err(err(ErrorKind::Io, "PACKET_QDISC_BYPASS"))?;
+            packet::qdisc_bypass(&fd).map_err(err(ErrorKind::Io, "PACKET_QDISC_BYPASS"))?;
         }
         Ok(Injector { fd, name: interface.to_string(), link_type, mtu: info.mtu })
     }
@@ -82,7 +68,7 @@ impl Injector {
     pub fn send(&mut self, frame: &[u8]) -> io::Result<()> {
         let mut waits = 0;
         loop {
-            match sys::send(&self.fd, frame) {
+            match socket::send(&self.fd, frame) {
                 Ok(n) if n == frame.len() => return Ok(()),
                 Ok(n) => {
                     return Err(io::Error::other(format!(
@@ -90,14 +76,13 @@ impl Injector {
                         frame.len()
                     )));
                 }
+                // (`socket::send` retries an interrupted call itself.)
                 Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR)
-                    ) && waits < 1000 =>
+                    if matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::EAGAIN))
+                        && waits < 1000 =>
                 {
                     waits += 1;
-                    sys::poll_writable(&self.fd, 1);
+                    socket::poll_writable(&self.fd, 1);
                 }
                 Err(e) => return Err(e),
             }

@@ -14,14 +14,13 @@
 //! * [`Injector`]: send frames on an interface.
 //! * [`iface::list`]: the interfaces (`sift -D`); [`stop_on_signals`]: SIGINT/SIGTERM as a flag.
 //!
-//! All system calls are in one private module, the only place `unsafe` is allowed.
-#![deny(unsafe_code)]
+//! The system calls are `sift-sys`'s safe wrappers; this crate has no `unsafe` code.
+#![forbid(unsafe_code)]
 
 mod capture;
 pub mod cooked;
 pub mod iface;
 mod inject;
-mod sys;
 
 use std::io;
 use std::sync::atomic::AtomicBool;
@@ -61,11 +60,11 @@ pub struct CaptureError {
 /// Installs a SIGINT/SIGTERM handler that sets the returned flag (and interrupts blocking
 /// waits, so a capture loop notices it within one poll).
 pub fn stop_on_signals() -> io::Result<&'static AtomicBool> {
-    sys::install_stop_handler(&[libc::SIGINT, libc::SIGTERM])
+    sift_sys::signal::install_stop_handler(&[libc::SIGINT, libc::SIGTERM])
 }
 
 /// Formats `secs` (Unix time) in the local time zone with `strftime`, as tcpdump names the
 /// files of `-G`.
 pub fn strftime_local(pattern: &str, secs: i64) -> io::Result<String> {
-    sys::strftime_local(pattern, secs)
+    sift_sys::time::strftime_local(pattern, secs)
 }

@@ -14,20 +14,23 @@
 //!   in a private network namespace, fed Ethernet frames through the real receive path; it
 //!   reports which frames arrive and how much of each ([`kernel_view`] says what the filter
 //!   sees: the outer VLAN tag is gone).
-//! * [`KernelEbpf`] (root): sift's own classic → eBPF translation ([`ebpf`]) loaded with
-//!   `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run per packet with
+//! * [`KernelEbpf`] (root): sift's own classic → eBPF translation ([`sift_ebpf::translate`])
+//!   loaded with `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run per packet with
 //!   `BPF_PROG_TEST_RUN` (return value, or the kernel's ns per run).
 //!
-//! All system calls live in one module, the only place `unsafe` is allowed.
-#![deny(unsafe_code)]
+//! The system calls are `sift-sys`'s safe wrappers; this crate has no `unsafe` code.
+#![forbid(unsafe_code)]
 
 use std::io;
 use std::os::fd::OwnedFd;
 
-pub mod ebpf;
+use sift_sys::socket;
+
 mod testrun;
 mod veth;
 
+// The eBPF types in `KernelEbpf`'s API, so that its callers need not name `sift-ebpf`.
+pub use sift_ebpf::{EbpfProgram, TranslateError, TranslateReason};
 pub use testrun::{EbpfError, KernelEbpf, MAX_PACKET};
 pub use veth::{MAX_FRAME, VethError, VethSocketFilter, kernel_view};
 
@@ -36,7 +39,7 @@ pub use veth::{MAX_FRAME, VethError, VethSocketFilter, kernel_view};
 pub use sift_insn::Insn as RawInsn;
 
 /// The kernel's limit on classic program length (`BPF_MAXINSNS`).
-pub const BPF_MAXINSNS: usize = 4096;
+pub use sift_insn::code::BPF_MAXINSNS;
 
 /// Socket buffer size requested for [`UnixDgramFilter`] (both directions). Large enough for
 /// any datagram up to 256 KiB plus overhead.
@@ -49,15 +52,15 @@ const BUFFER_BYTES: usize = 4 << 20;
 /// than [`BPF_MAXINSNS`]); other errors mean the question could not be asked (e.g. `EMFILE`),
 /// and [`is_rejection`] tells the two apart.
 pub fn check_classic(prog: &[RawInsn]) -> io::Result<()> {
-    let fd = sys::unix_dgram_socket()?;
-    sys::attach_filter(&fd, prog)
+    let fd = socket::unix_dgram()?;
+    socket::attach_filter(&fd, prog)
 }
 
 /// Whether an error from [`check_classic`] or [`UnixDgramFilter::new`] is the kernel rejecting
 /// the program (`EINVAL`, or `ENOMEM` for a program too large to allocate) rather than a failure
 /// to ask.
 pub fn is_rejection(err: &io::Error) -> bool {
-    matches!(err.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOMEM))
+    socket::is_filter_rejection(err)
 }
 
 /// A connected pair of `AF_UNIX` datagram sockets with a classic program attached
@@ -75,16 +78,19 @@ impl UnixDgramFilter {
     /// Creates the socket pair and attaches `prog` to the receiving end. `EINVAL` means the
     /// kernel rejected the program.
     pub fn new(prog: &[RawInsn]) -> io::Result<Self> {
-        let (tx, rx) = sys::unix_dgram_pair()?;
-        sys::set_buffer_sizes(&tx, &rx, BUFFER_BYTES);
-        sys::attach_filter(&rx, prog)?;
+        let (tx, rx) = socket::unix_dgram_pair()?;
+        // Best effort: the forced sizes need root, the plain ones are capped by the sysctls.
+        // AF_UNIX datagram size is bounded by the send buffer.
+        let _ = socket::set_send_buffer(&tx, BUFFER_BYTES);
+        let _ = socket::set_receive_buffer(&rx, BUFFER_BYTES);
+        socket::attach_filter(&rx, prog)?;
         Ok(UnixDgramFilter { tx, rx, buf: vec![0; 2048] })
     }
 
     /// Replaces the attached program (the socket pair is reused, which is cheaper than a new
     /// one). On error the previous program stays attached.
     pub fn set_filter(&mut self, prog: &[RawInsn]) -> io::Result<()> {
-        sys::attach_filter(&self.rx, prog)
+        socket::attach_filter(&self.rx, prog)
     }
 
     /// Sends `datagram` and receives it on the other end without blocking.
@@ -97,7 +103,7 @@ impl UnixDgramFilter {
         if self.buf.len() <= datagram.len() {
             self.buf.resize(datagram.len() + 1, 0);
         }
-        let sent = sys::send(&self.tx, datagram)?;
+        let sent = socket::send(&self.tx, datagram)?;
         if sent != datagram.len() {
             return Err(io::Error::other(format!(
                 "short send: {sent} of {} bytes",
@@ -106,394 +112,7 @@ impl UnixDgramFilter {
         }
         // AF_UNIX queues the datagram (or drops it in the filter) inside send(), so a
         // non-blocking receive now sees it or nothing.
-        sys::recv_nonblocking(&self.rx, &mut self.buf)
-    }
-}
-
-#[allow(unsafe_code)]
-mod sys {
-    //! The system calls: socket creation, `SO_ATTACH_FILTER`, send and receive.
-
-    use super::RawInsn;
-    use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-
-    /// `struct sock_fprog`.
-    #[repr(C)]
-    struct SockFprog {
-        len: libc::c_ushort,
-        filter: *const RawInsn,
-    }
-
-    fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-        if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(rc) }
-    }
-
-    pub(super) fn unix_dgram_socket() -> io::Result<OwnedFd> {
-        // SAFETY: plain syscall with constant arguments; no pointers.
-        let fd =
-            cvt(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
-        // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-
-    pub(super) fn unix_dgram_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-        let mut fds = [-1 as libc::c_int; 2];
-        // SAFETY: `fds` is a valid array of two ints for socketpair to fill.
-        cvt(unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        })?;
-        // SAFETY: both descriptors were just created by socketpair and are owned by nobody
-        // else.
-        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-    }
-
-    fn setsockopt_int(fd: &OwnedFd, opt: libc::c_int, value: libc::c_int) -> io::Result<()> {
-        // SAFETY: `value` is a live c_int and the length passed is its size.
-        cvt(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        })
-        .map(drop)
-    }
-
-    /// Best effort: the `*FORCE` variants (root) ignore the sysctl caps; otherwise the plain
-    /// options give whatever the caps allow. AF_UNIX datagram size is bounded by the send
-    /// buffer.
-    pub(super) fn set_buffer_sizes(tx: &OwnedFd, rx: &OwnedFd, bytes: usize) {
-        let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
-        for (fd, force, plain) in [
-            (tx, libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
-            (rx, libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
-        ] {
-            if setsockopt_int(fd, force, v).is_err() {
-                let _ = setsockopt_int(fd, plain, v);
-            }
-        }
-    }
-
-    pub(super) fn attach_filter(fd: &OwnedFd, prog: &[RawInsn]) -> io::Result<()> {
-        // sock_fprog counts instructions in an unsigned short; anything longer is far beyond
-        // BPF_MAXINSNS and would be rejected anyway.
-        let Ok(len) = libc::c_ushort::try_from(prog.len()) else {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        };
-        let fprog = SockFprog { len, filter: prog.as_ptr() };
-        // SAFETY: `fprog` points to `len` instructions laid out as struct sock_filter
-        // (RawInsn is #[repr(C)] with the same fields); the kernel copies them during the call.
-        cvt(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ATTACH_FILTER,
-                (&fprog as *const SockFprog).cast(),
-                std::mem::size_of::<SockFprog>() as libc::socklen_t,
-            )
-        })
-        .map(drop)
-    }
-
-    pub(super) fn send(fd: &OwnedFd, data: &[u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: `data` is valid for `data.len()` reads for the duration of the call.
-            let n = unsafe {
-                libc::send(fd.as_raw_fd(), data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL)
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
-            }
-        }
-    }
-
-    /// `union bpf_attr` for `BPF_PROG_LOAD` (the fields up to `expected_attach_type`).
-    #[repr(C)]
-    #[derive(Default)]
-    struct ProgLoadAttr {
-        prog_type: u32,
-        insn_cnt: u32,
-        insns: u64,
-        license: u64,
-        log_level: u32,
-        log_size: u32,
-        log_buf: u64,
-        kern_version: u32,
-        prog_flags: u32,
-        prog_name: [u8; 16],
-        prog_ifindex: u32,
-        expected_attach_type: u32,
-    }
-
-    /// `union bpf_attr` for `BPF_PROG_TEST_RUN`.
-    #[repr(C)]
-    #[derive(Default)]
-    struct TestRunAttr {
-        prog_fd: u32,
-        retval: u32,
-        data_size_in: u32,
-        data_size_out: u32,
-        data_in: u64,
-        data_out: u64,
-        repeat: u32,
-        duration: u32,
-        ctx_size_in: u32,
-        ctx_size_out: u32,
-        ctx_in: u64,
-        ctx_out: u64,
-        flags: u32,
-        cpu: u32,
-        batch_size: u32,
-        _pad: u32,
-    }
-
-    const BPF_PROG_LOAD: libc::c_long = 5;
-    const BPF_PROG_TEST_RUN: libc::c_long = 10;
-
-    fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
-        loop {
-            // SAFETY: `attr` is a live, initialised #[repr(C)] prefix of `union bpf_attr` for
-            // `cmd`, and its size is passed; every pointer inside it points to memory that
-            // outlives the call (the callers keep the buffers borrowed).
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_bpf,
-                    cmd,
-                    (attr as *mut T).cast::<libc::c_void>(),
-                    std::mem::size_of::<T>() as libc::c_uint,
-                )
-            };
-            if rc >= 0 {
-                return Ok(rc);
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
-            }
-        }
-    }
-
-    /// `BPF_PROG_LOAD` of `insns` (encoded eBPF, 8 bytes per slot). With `log`, the verifier's
-    /// log (level 1) is written into it (NUL-terminated).
-    pub(super) fn bpf_prog_load(
-        prog_type: u32,
-        insns: &[u8],
-        log: Option<&mut [u8]>,
-    ) -> io::Result<OwnedFd> {
-        const LICENSE: &[u8] = b"GPL\0";
-        let mut attr = ProgLoadAttr {
-            prog_type,
-            insn_cnt: u32::try_from(insns.len() / 8).unwrap_or(u32::MAX),
-            insns: insns.as_ptr() as u64,
-            license: LICENSE.as_ptr() as u64,
-            ..ProgLoadAttr::default()
-        };
-        attr.prog_name[..4].copy_from_slice(b"sift");
-        if let Some(log) = log {
-            attr.log_level = 1;
-            attr.log_size = u32::try_from(log.len()).unwrap_or(u32::MAX);
-            attr.log_buf = log.as_mut_ptr() as u64;
-        }
-        let fd = bpf(BPF_PROG_LOAD, &mut attr)?;
-        let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
-        // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-
-    /// `BPF_PROG_TEST_RUN`: returns (retval, duration in ns per repetition).
-    pub(super) fn bpf_test_run(
-        prog: &OwnedFd,
-        data: &[u8],
-        ctx: &[u8],
-        repeat: u32,
-    ) -> io::Result<(u32, u32)> {
-        let mut attr = TestRunAttr {
-            prog_fd: prog.as_raw_fd() as u32,
-            data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
-            data_in: data.as_ptr() as u64,
-            repeat,
-            ctx_size_in: u32::try_from(ctx.len()).unwrap_or(u32::MAX),
-            ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
-            ..TestRunAttr::default()
-        };
-        bpf(BPF_PROG_TEST_RUN, &mut attr)?;
-        Ok((attr.retval, attr.duration))
-    }
-
-    /// Moves the calling thread into a new, empty network namespace.
-    pub(super) fn unshare_net() -> io::Result<()> {
-        // SAFETY: plain syscall with a constant flag; only this thread's namespace changes.
-        cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) }).map(drop)
-    }
-
-    /// The index of interface `name` in the calling thread's network namespace.
-    pub(super) fn if_index(name: &str) -> io::Result<libc::c_int> {
-        let c = std::ffi::CString::new(name).map_err(io::Error::other)?;
-        // SAFETY: `c` is a NUL-terminated string that lives through the call.
-        let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
-        if i == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        libc::c_int::try_from(i).map_err(io::Error::other)
-    }
-
-    /// An `AF_PACKET` `SOCK_RAW` socket with protocol 0: it receives nothing until bound.
-    pub(super) fn packet_socket() -> io::Result<OwnedFd> {
-        // SAFETY: plain syscall with constant arguments; no pointers.
-        let fd =
-            cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) })?;
-        // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-
-    fn sockaddr_ll(ifindex: libc::c_int, protocol: u16) -> libc::sockaddr_ll {
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = protocol.to_be();
-        sll.sll_ifindex = ifindex;
-        sll
-    }
-
-    /// Binds a packet socket to one interface, receiving every protocol (`ETH_P_ALL`).
-    pub(super) fn bind_packet_all(fd: &OwnedFd, ifindex: libc::c_int) -> io::Result<()> {
-        let sll = sockaddr_ll(ifindex, libc::ETH_P_ALL as u16);
-        // SAFETY: `sll` is a live sockaddr_ll and its size is passed.
-        cvt(unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })
-        .map(drop)
-    }
-
-    /// `PACKET_IGNORE_OUTGOING`: do not see packets this host sends on the interface.
-    pub(super) fn ignore_outgoing(fd: &OwnedFd) -> io::Result<()> {
-        const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
-        packet_option(fd, PACKET_IGNORE_OUTGOING)
-    }
-
-    /// `PACKET_QDISC_BYPASS`: send straight to the driver, past the queueing discipline.
-    pub(super) fn qdisc_bypass(fd: &OwnedFd) -> io::Result<()> {
-        const PACKET_QDISC_BYPASS: libc::c_int = 20;
-        packet_option(fd, PACKET_QDISC_BYPASS)
-    }
-
-    fn packet_option(fd: &OwnedFd, option: libc::c_int) -> io::Result<()> {
-        let one: libc::c_int = 1;
-        // SAFETY: `one` is a live c_int and the length passed is its size.
-        cvt(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                option,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        })
-        .map(drop)
-    }
-
-    /// `SO_RCVTIMEO`: blocking receives give up after `timeout`.
-    pub(super) fn set_receive_timeout(
-        fd: &OwnedFd,
-        timeout: std::time::Duration,
-    ) -> io::Result<()> {
-        let tv = libc::timeval {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-        };
-        // SAFETY: `tv` is a live timeval and the length passed is its size.
-        cvt(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&tv as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        })
-        .map(drop)
-    }
-
-    /// Sends one frame out of interface `ifindex` (a `SOCK_RAW` packet socket: the frame
-    /// includes its link-layer header).
-    pub(super) fn send_frame(
-        fd: &OwnedFd,
-        ifindex: libc::c_int,
-        frame: &[u8],
-    ) -> io::Result<usize> {
-        let sll = sockaddr_ll(ifindex, 0);
-        loop {
-            // SAFETY: `frame` is valid for `frame.len()` reads and `sll` is a live
-            // sockaddr_ll whose size is passed.
-            let n = unsafe {
-                libc::sendto(
-                    fd.as_raw_fd(),
-                    frame.as_ptr().cast(),
-                    frame.len(),
-                    0,
-                    (&sll as *const libc::sockaddr_ll).cast(),
-                    std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-                )
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
-            }
-        }
-    }
-
-    /// A blocking receive (bounded by the socket's `SO_RCVTIMEO`): `None` on timeout.
-    pub(super) fn recv_blocking(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        loop {
-            // SAFETY: `buf` is valid for `buf.len()` writes for the duration of the call.
-            let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-            if n >= 0 {
-                return Ok(Some(n as usize));
-            }
-            let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::WouldBlock => return Ok(None),
-                io::ErrorKind::Interrupted => continue,
-                _ => return Err(err),
-            }
-        }
-    }
-
-    pub(super) fn recv_nonblocking(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        loop {
-            // SAFETY: `buf` is valid for `buf.len()` writes for the duration of the call.
-            let n = unsafe {
-                libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT)
-            };
-            if n >= 0 {
-                return Ok(Some(n as usize));
-            }
-            let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::WouldBlock => return Ok(None),
-                io::ErrorKind::Interrupted => continue,
-                _ => return Err(err),
-            }
-        }
+        socket::recv(&self.rx, &mut self.buf, socket::Wait::Never)
     }
 }
 

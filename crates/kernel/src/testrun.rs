@@ -1,5 +1,5 @@
 //! The kernel's eBPF verifier and JIT as an engine: sift's translation of a classic program
-//! ([`crate::ebpf`]) loaded with `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run on each
+//! ([`sift_ebpf::from_cbpf`]) loaded with `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run on each
 //! packet with `BPF_PROG_TEST_RUN`.
 //!
 //! What a test run does with a packet (`net/bpf/test_run.c`, checked on 6.18): it copies the
@@ -16,7 +16,7 @@
 //!   after the Ethernet header and an IPv6 one (0x86dd) with fewer than 40 (measured);
 //! * any packet refused that way, or with an odd wire length, is padded with zeros to the
 //!   length a test run takes, and its real captured and wire lengths travel in `cb[0]`/`cb[1]`,
-//!   which the translated prologue reads instead (see [`crate::ebpf`]); the padding is never
+//!   which the translated prologue reads instead (see [`sift_ebpf::from_cbpf`]); the padding is never
 //!   read, because every load is checked against the real captured length first;
 //! * a packet longer than [`MAX_PACKET`] cannot be run (an `InvalidInput` error).
 //!
@@ -24,18 +24,12 @@
 //!
 //! The bytes are opaque to the engine (the padding above is invisible to the program), so it
 //! runs programs for any link type; only `SKF_NET_OFF` loads assume a 14-byte link header.
-#![forbid(unsafe_code)]
-
 use std::io;
 use std::os::fd::OwnedFd;
 
+use sift_ebpf::{EbpfProgram, TranslateError, skb};
+use sift_sys::bpf::{self, BPF_PROG_TYPE_SCHED_CLS};
 use sift_verify::Validated;
-
-use crate::ebpf::{self, EbpfProgram, TranslateError};
-use crate::sys;
-
-/// `BPF_PROG_TYPE_SCHED_CLS`.
-const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 
 /// The longest packet a `SCHED_CLS` test run takes on x86-64 (4 KiB page − `NET_SKB_PAD` −
 /// `skb_shared_info`); measured on 6.18.
@@ -77,21 +71,21 @@ impl KernelEbpf {
     /// Translates and loads `prog`. Ancillary loads are not translated
     /// ([`EbpfError::Translate`]).
     pub fn new(prog: &Validated) -> Result<KernelEbpf, EbpfError> {
-        let program = ebpf::translate(prog.insns())?;
+        let program = sift_ebpf::translate(prog.insns())?;
         KernelEbpf::load(program)
     }
 
     /// Loads an eBPF program meant to run as `SCHED_CLS` (normally one from
-    /// [`ebpf::translate`]).
+    /// [`sift_ebpf::translate`]).
     pub fn load(program: EbpfProgram) -> Result<KernelEbpf, EbpfError> {
         let bytes = program.to_bytes();
-        match sys::bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, None) {
+        match bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, None) {
             Ok(fd) => Ok(KernelEbpf { fd, program }),
-            Err(e) if is_unavailable(&e) => Err(EbpfError::Unavailable(e)),
+            Err(e) if bpf::is_unavailable(&e) => Err(EbpfError::Unavailable(e)),
             Err(errno) => {
                 // Load again to get the verifier's log (costly, so only on failure).
                 let mut log = vec![0u8; 4 << 20];
-                let again = sys::bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, Some(&mut log));
+                let again = bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, Some(&mut log));
                 let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
                 let log = String::from_utf8_lossy(&log[..end]).into_owned();
                 match again {
@@ -111,17 +105,17 @@ impl KernelEbpf {
     /// Runs the program once on `pkt` (the captured bytes) with wire length `wire_len`; returns
     /// the classic return value (0 rejects; otherwise the number of bytes to keep).
     pub fn run(&self, pkt: &[u8], wire_len: u32) -> io::Result<u32> {
-        self.test_run(pkt, wire_len, 1).map(|(ret, _)| ret)
+        self.test_run(pkt, wire_len, 1).map(|r| r.retval)
     }
 
     /// Runs the program `repeat` times on the packet inside the kernel and returns the kernel's
     /// own measure: the mean time per run in nanoseconds (it includes the test-run loop's
     /// overhead, about 25–30 ns on the machines sift is tested on).
     pub fn time(&self, pkt: &[u8], wire_len: u32, repeat: u32) -> io::Result<u32> {
-        self.test_run(pkt, wire_len, repeat.max(1)).map(|(_, ns)| ns)
+        self.test_run(pkt, wire_len, repeat.max(1)).map(|r| r.duration_ns)
     }
 
-    fn test_run(&self, pkt: &[u8], wire_len: u32, repeat: u32) -> io::Result<(u32, u32)> {
+    fn test_run(&self, pkt: &[u8], wire_len: u32, repeat: u32) -> io::Result<bpf::TestRun> {
         if pkt.len() > MAX_PACKET {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -131,18 +125,18 @@ impl KernelEbpf {
                 ),
             ));
         }
-        let mut ctx = [0u8; ebpf::skb::SIZE];
+        let mut ctx = [0u8; skb::SIZE];
         let caplen = pkt.len() as u32;
         let put = |ctx: &mut [u8], off: i16, v: u32| {
             let off = off as usize;
             ctx[off..off + 4].copy_from_slice(&v.to_le_bytes());
         };
         if pkt.len() >= min_len(pkt) && wire_len >= caplen && wire_len <= MAX_WIRE_LEN {
-            put(&mut ctx, ebpf::skb::WIRE_LEN, wire_len);
-            return sys::bpf_test_run(&self.fd, pkt, &ctx, repeat);
+            put(&mut ctx, skb::WIRE_LEN, wire_len);
+            return bpf::prog_test_run(&self.fd, pkt, &ctx, repeat);
         }
-        put(&mut ctx, ebpf::skb::CB0, caplen + 1);
-        put(&mut ctx, ebpf::skb::CB1, wire_len);
+        put(&mut ctx, skb::CB0, caplen + 1);
+        put(&mut ctx, skb::CB1, wire_len);
         let mut padded = pkt.to_vec();
         if padded.len() < ETH_HLEN {
             padded.resize(ETH_HLEN, 0);
@@ -151,7 +145,7 @@ impl KernelEbpf {
         if padded.len() < need {
             padded.resize(need, 0);
         }
-        sys::bpf_test_run(&self.fd, &padded, &ctx, repeat)
+        bpf::prog_test_run(&self.fd, &padded, &ctx, repeat)
     }
 }
 
@@ -166,18 +160,11 @@ fn min_len(pkt: &[u8]) -> usize {
     }
 }
 
-/// `EPERM`: no privilege (`unprivileged_bpf_disabled`); `ENOSYS`: no `bpf(2)`. Not `EACCES`,
-/// which is the verifier refusing an access.
-fn is_unavailable(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ebpf::{EbpfInsn, EbpfProgram};
-
-    const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
+    use sift_ebpf::{EbpfInsn, EbpfProgram};
+    use sift_sys::bpf::BPF_PROG_TYPE_SOCKET_FILTER;
 
     /// Why not `SOCKET_FILTER`: its test run hands the program the packet from the network
     /// header on (the Ethernet header is pulled), and `skb->len` is 14 short.
@@ -199,12 +186,12 @@ mod tests {
         let load = |p: &EbpfProgram| {
             sift_testkit::oracle(
                 "kernel bpf(2) BPF_PROG_LOAD",
-                sys::bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, &p.to_bytes(), None),
+                bpf::prog_load(BPF_PROG_TYPE_SOCKET_FILTER, &p.to_bytes(), None),
             )
         };
         let (Some(ld_abs), Some(len)) = (load(&ld_abs), load(&len)) else { return };
-        assert_eq!(sys::bpf_test_run(&ld_abs, &frame, &[], 1).unwrap().0, 0x45);
-        assert_eq!(sys::bpf_test_run(&len, &frame, &[], 1).unwrap().0, 50);
+        assert_eq!(bpf::prog_test_run(&ld_abs, &frame, &[], 1).unwrap().retval, 0x45);
+        assert_eq!(bpf::prog_test_run(&len, &frame, &[], 1).unwrap().retval, 50);
     }
 
     #[test]

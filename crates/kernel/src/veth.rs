@@ -36,8 +36,6 @@
 //! length of that view (only captured bytes are sent: a frame cut short by the capture's
 //! snapshot length is a shorter frame on the veth pair). The delivered length is
 //! `min(return value, view length)`.
-#![forbid(unsafe_code)]
-
 use std::borrow::Cow;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -46,8 +44,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use sift_insn::Insn;
-
-use crate::sys;
+use sift_sys::socket::{self, Wait};
+use sift_sys::{iface, netns, packet};
 
 /// Interface names inside the private namespace (nothing else lives there).
 const TX: &str = "sift-tx";
@@ -81,7 +79,7 @@ pub struct VethSocketFilter {
     sender: OwnedFd,
     monitor: OwnedFd,
     filtered: OwnedFd,
-    tx_index: i32,
+    tx_index: u32,
     buf: Vec<u8>,
     filtered_buf: Vec<u8>,
 }
@@ -90,7 +88,7 @@ struct Sockets {
     sender: OwnedFd,
     monitor: OwnedFd,
     filtered: OwnedFd,
-    tx_index: i32,
+    tx_index: u32,
 }
 
 /// The bytes the kernel's socket filter sees for `frame` on the veth receive path: the frame
@@ -144,11 +142,12 @@ impl VethSocketFilter {
         probe[6..12].copy_from_slice(&[0x02, 0, 0x5e, 0x51, 0xf7, 0x01]);
         probe[12..14].copy_from_slice(&[0x88, 0xb5]);
         for _ in 0..5 {
-            sys::send_frame(&self.sender, self.tx_index, &probe)?;
-            if let Some(n) = sys::recv_blocking(&self.monitor, &mut self.buf)?
+            packet::send_to(&self.sender, self.tx_index, &probe)?;
+            if let Some(n) = socket::recv(&self.monitor, &mut self.buf, Wait::UntilTimeout)?
                 && self.buf[..n] == probe
             {
-                while sys::recv_nonblocking(&self.filtered, &mut self.filtered_buf)?.is_some() {}
+                while socket::recv(&self.filtered, &mut self.filtered_buf, Wait::Never)?.is_some() {
+                }
                 return Ok(());
             }
         }
@@ -157,7 +156,7 @@ impl VethSocketFilter {
 
     /// Replaces the attached program. On error the previous one stays attached.
     pub fn set_filter(&mut self, prog: &[Insn]) -> io::Result<()> {
-        sys::attach_filter(&self.filtered, prog)
+        socket::attach_filter(&self.filtered, prog)
     }
 
     /// Sends one frame and reports what the filter did: `Some(n)` with the number of bytes
@@ -165,11 +164,11 @@ impl VethSocketFilter {
     /// [`kernel_view`]).
     pub fn run(&mut self, frame: &[u8]) -> io::Result<Option<u32>> {
         let Some(view) = kernel_view(frame) else { return Ok(None) };
-        let sent = sys::send_frame(&self.sender, self.tx_index, frame)?;
+        let sent = packet::send_to(&self.sender, self.tx_index, frame)?;
         if sent != frame.len() {
             return Err(io::Error::other(format!("short send: {sent} of {}", frame.len())));
         }
-        let Some(n) = sys::recv_blocking(&self.monitor, &mut self.buf)? else {
+        let Some(n) = socket::recv(&self.monitor, &mut self.buf, Wait::UntilTimeout)? else {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("a {}-byte frame never arrived on the receiving end", frame.len()),
@@ -181,12 +180,12 @@ impl VethSocketFilter {
                 view.len()
             )));
         }
-        let got = sys::recv_nonblocking(&self.filtered, &mut self.filtered_buf)?;
+        let got = socket::recv(&self.filtered, &mut self.filtered_buf, Wait::Never)?;
         match got {
             None => Ok(Some(0)),
             Some(m) if self.filtered_buf[..m] == view[..m] => {
                 // Exactly one verdict per frame: anything more queued is out of step.
-                if sys::recv_nonblocking(&self.filtered, &mut self.filtered_buf)?.is_some() {
+                if socket::recv(&self.filtered, &mut self.filtered_buf, Wait::Never)?.is_some() {
                     return Err(io::Error::other("the filtered socket is out of step"));
                 }
                 Ok(Some(m as u32))
@@ -233,7 +232,7 @@ fn ip(tool: &PathBuf, args: &[&str]) -> Result<(), VethError> {
 /// Runs on a thread of its own: that thread's namespace becomes the private one.
 fn setup(prog: &[Insn]) -> Result<Sockets, VethError> {
     let tool = ip_tool().ok_or_else(|| VethError::Unavailable("`ip` not found".into()))?;
-    sys::unshare_net()
+    netns::unshare_net()
         .map_err(|e| VethError::Unavailable(format!("unshare(CLONE_NEWNET): {e}")))?;
     // /proc/sys/net is resolved in the calling thread's namespace.
     for conf in ["all", "default"] {
@@ -254,24 +253,25 @@ fn setup(prog: &[Insn]) -> Result<Sockets, VethError> {
     for dev in [TX, RX] {
         ip(&tool, &["link", "set", dev, "mtu", "65535", "up"])?;
     }
-    let tx_index = sys::if_index(TX).map_err(VethError::Setup)?;
-    let rx_index = sys::if_index(RX).map_err(VethError::Setup)?;
+    let tx_index = iface::index_of(TX).map_err(VethError::Setup)?;
+    let rx_index = iface::index_of(RX).map_err(VethError::Setup)?;
 
-    let sender = sys::packet_socket().map_err(|e| VethError::Unavailable(e.to_string()))?;
+    let sender = packet::socket(packet::SockType::Raw, 0)
+        .map_err(|e| VethError::Unavailable(e.to_string()))?;
     // Until the link watcher activates the interface's queueing discipline (asynchronously,
     // up to a second after `up`), frames sent through it vanish; going straight to the driver
     // avoids that.
-    sys::qdisc_bypass(&sender).map_err(VethError::Setup)?;
-    let monitor = sys::packet_socket().map_err(VethError::Setup)?;
-    sys::ignore_outgoing(&monitor).map_err(VethError::Setup)?;
-    sys::set_receive_timeout(&monitor, WAIT).map_err(VethError::Setup)?;
-    sys::bind_packet_all(&monitor, rx_index).map_err(VethError::Setup)?;
-    let filtered = sys::packet_socket().map_err(VethError::Setup)?;
-    sys::ignore_outgoing(&filtered).map_err(VethError::Setup)?;
-    sys::attach_filter(&filtered, prog).map_err(|e| {
-        if crate::is_rejection(&e) { VethError::Rejected(e) } else { VethError::Setup(e) }
+    packet::qdisc_bypass(&sender).map_err(VethError::Setup)?;
+    let monitor = packet::socket(packet::SockType::Raw, 0).map_err(VethError::Setup)?;
+    packet::ignore_outgoing(&monitor).map_err(VethError::Setup)?;
+    socket::set_receive_timeout(&monitor, WAIT).map_err(VethError::Setup)?;
+    packet::bind(&monitor, rx_index, packet::ETH_P_ALL).map_err(VethError::Setup)?;
+    let filtered = packet::socket(packet::SockType::Raw, 0).map_err(VethError::Setup)?;
+    packet::ignore_outgoing(&filtered).map_err(VethError::Setup)?;
+    socket::attach_filter(&filtered, prog).map_err(|e| {
+        if socket::is_filter_rejection(&e) { VethError::Rejected(e) } else { VethError::Setup(e) }
     })?;
     // Bound last: the newest tap is first in the interface's list (see the module docs).
-    sys::bind_packet_all(&filtered, rx_index).map_err(VethError::Setup)?;
+    packet::bind(&filtered, rx_index, packet::ETH_P_ALL).map_err(VethError::Setup)?;
     Ok(Sockets { sender, monitor, filtered, tx_index })
 }

@@ -56,7 +56,7 @@ fn every_corpus_program_passes_the_verifier_and_agrees() {
             let k = match KernelEbpf::new(&valid) {
                 Ok(k) => k,
                 Err(EbpfError::Translate(e))
-                    if matches!(e.reason, sift_kernel::ebpf::TranslateReason::Ancillary(_)) =>
+                    if matches!(e.reason, sift_ebpf::TranslateReason::Ancillary(_)) =>
                 {
                     ancillary += 1;
                     continue;

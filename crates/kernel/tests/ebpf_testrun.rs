@@ -1,8 +1,8 @@
 //! sift's classic → eBPF translation run by the kernel (`BPF_PROG_TEST_RUN`) against sift's
 //! interpreter in its Linux flavor, on random validated programs and packets.
 
+use sift_ebpf::{NET_HEADER, TranslateReason, translate_local_exits};
 use sift_insn::{Insn, Opcode};
-use sift_kernel::ebpf::{NET_HEADER, TranslateReason, translate_local_exits};
 use sift_kernel::{EbpfError, KernelEbpf};
 use sift_verify::{Mode, validate};
 use sift_vm::testgen::{self, GenConfig, Rng};
@@ -223,11 +223,11 @@ fn verifier_refusals_carry_the_log() {
     if !engine_available() {
         return;
     }
-    use sift_kernel::ebpf::{EbpfInsn, EbpfProgram};
+    use sift_ebpf::{EbpfInsn, EbpfProgram};
     // r2 = data; r0 = *(u8 *)(r2 + 0); exit: a packet read without a bounds check.
     let bad = EbpfProgram {
         insns: vec![
-            EbpfInsn::load(0x00, 2, 1, sift_kernel::ebpf::skb::DATA),
+            EbpfInsn::load(0x00, 2, 1, sift_ebpf::skb::DATA),
             EbpfInsn::load(0x10, 0, 2, 0),
             EbpfInsn::exit(),
         ],

@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use sift_compile::Context;
+use sift_ebpf::translate;
 use sift_filter::TableResolver;
 use sift_insn::Insn;
-use sift_kernel::ebpf::translate;
 use sift_kernel::{EbpfError, KernelEbpf};
 
 fn classic(input: &str) -> Result<Vec<Insn>, String> {
@@ -45,7 +45,7 @@ fn translations() {
         let mut out = sift_insn::text::listing(&prog);
         out.push_str("--- eBPF\n");
         let translated = if input.starts_with("asm-local:") {
-            sift_kernel::ebpf::translate_local_exits(&prog)
+            sift_ebpf::translate_local_exits(&prog)
         } else {
             translate(&prog)
         };
@@ -71,7 +71,7 @@ fn translations() {
 /// program, nothing runs off the end).
 #[test]
 fn random_translations_are_well_formed() {
-    use sift_kernel::ebpf::{EbpfProgram, TranslateReason};
+    use sift_ebpf::{EbpfProgram, TranslateReason};
     use sift_verify::{Mode, validate};
     use sift_vm::testgen::{self, GenConfig, Rng};
 

@@ -1,0 +1,28 @@
+//! The eBPF instruction set, and sift's translation of classic BPF into it.
+//!
+//! eBPF is what the Linux kernel runs today: every classic program it is given is converted to
+//! eBPF first, and the kernel's verifier, interpreter and JIT only know eBPF. sift uses it as a
+//! second target for classic filters ([`translate`], run by `sift_kernel::KernelEbpf` with
+//! `BPF_PROG_TEST_RUN`), and will grow its own eBPF VM, verifier and JIT on the same model.
+//! This crate is that model, free of system calls and of `unsafe`, so that those engines need
+//! not depend on the crate that talks to the kernel:
+//!
+//! * [`insn`]: the instruction format of RFC 9669: opcode fields ([`opcode`], named as the RFC
+//!   names them), registers ([`reg`]), one slot ([`EbpfInsn`], with the kernel's 8-byte
+//!   encoding) and a program ([`EbpfProgram`]).
+//! * [`text`]: the verifier log's notation ([`Disasm`], and `Display` for a program).
+//! * [`skb`]: the `__sk_buff` context offsets the translation and a test run share.
+//! * [`from_cbpf`]: classic → eBPF for `SCHED_CLS` with classic semantics ([`translate`],
+//!   [`translate_local_exits`], [`TranslateError`]).
+#![forbid(unsafe_code)]
+
+pub mod from_cbpf;
+pub mod insn;
+pub mod skb;
+pub mod text;
+
+pub use from_cbpf::{
+    NET_HEADER, TranslateError, TranslateReason, translate, translate_local_exits,
+};
+pub use insn::{EbpfInsn, EbpfProgram, Reg, opcode, reg};
+pub use text::Disasm;

@@ -1,0 +1,30 @@
+//! Local time as text, with the C library's `strftime` and time zone rules.
+//!
+//! tcpdump names the files of `-w … -G` by passing the pattern to `strftime` in local time;
+//! doing the same (rather than reimplementing the conversions and the zone database) gives the
+//! same names for every pattern.
+
+use std::io;
+
+/// `strftime(pattern, localtime(secs))`.
+pub fn strftime_local(pattern: &str, secs: i64) -> io::Result<String> {
+    let Ok(fmt) = std::ffi::CString::new(pattern) else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    let t: libc::time_t = secs as libc::time_t;
+    // SAFETY: tm is plain data; all-zero is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` and `tm` are live; localtime_r is the thread-safe variant.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return Err(io::Error::other("localtime_r failed"));
+    }
+    let mut buf = vec![0u8; 4096 + pattern.len() * 8];
+    // SAFETY: `buf` is writable for its length, `fmt` is NUL-terminated and `tm` was filled by
+    // localtime_r.
+    let n = unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), fmt.as_ptr(), &tm) };
+    if n == 0 && !pattern.is_empty() {
+        return Err(io::Error::other("strftime produced nothing"));
+    }
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|_| io::Error::other("strftime produced invalid UTF-8"))
+}
