@@ -29,15 +29,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod lower;
-// TEMPORARY: the hand-written emitter, kept only to compare its output with the assembler's.
-#[cfg(all(test, target_arch = "x86_64"))]
-mod compare_old;
-#[cfg(all(test, target_arch = "x86_64"))]
-mod lower_old;
 #[cfg(target_arch = "x86_64")]
 mod regs;
-#[cfg(all(test, target_arch = "x86_64"))]
-mod x64;
 
 #[cfg(target_arch = "x86_64")]
 use sift_x86::exec::ExecBuf;
