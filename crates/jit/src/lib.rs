@@ -11,8 +11,8 @@
 //!
 //! * **Code** is emitted through the `sift-x86` assembler, which also sizes the jumps: short
 //!   (rel8) where they reach, by a fixed-point pass; every bounds check and `div x` jumps to
-//!   one shared "return 0" exit ([`lower`]).
-//! * **Registers** are a parameter of the lowering ([`regs`]). By default A lives in `eax`, X
+//!   one shared "return 0" exit (module `lower`).
+//! * **Registers** are a parameter of the lowering (module `regs`). By default A lives in `eax`, X
 //!   in `ecx`; the packet pointer, captured length and wire length arrive in `rdi`, `rsi`,
 //!   `edx` (System V) and the wire length moves to `r8d` out of `div`'s way. Only
 //!   caller-saved registers are touched, so there is no register save/restore. Scratch memory
