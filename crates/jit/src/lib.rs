@@ -9,13 +9,16 @@
 //!
 //! Design:
 //!
-//! * **Registers.** A lives in `eax`, X in `ecx`; the packet pointer, captured length and wire
-//!   length arrive in `rdi`, `rsi`, `edx` (System V) and the wire length moves to `r8d` out of
-//!   `div`'s way. Scratch memory gets a 64-byte stack frame only when the program uses it.
-//!   Only caller-saved registers are touched, so there is no register save/restore.
-//! * **Jumps** are laid out short (rel8) where they reach, by a fixed-point sizing pass
-//!   ([`lower`]); every bounds check and `div x` jumps to one shared "return 0" exit.
-//! * **Memory** is never writable and executable at once ([`memory`]).
+//! * **Code** is emitted through the `sift-x86` assembler, which also sizes the jumps: short
+//!   (rel8) where they reach, by a fixed-point pass; every bounds check and `div x` jumps to
+//!   one shared "return 0" exit (module `lower`).
+//! * **Registers** are a parameter of the lowering (module `regs`). By default A lives in `eax`, X
+//!   in `ecx`; the packet pointer, captured length and wire length arrive in `rdi`, `rsi`,
+//!   `edx` (System V) and the wire length moves to `r8d` out of `div`'s way. Only
+//!   caller-saved registers are touched, so there is no register save/restore. Scratch memory
+//!   gets a 64-byte stack frame only when the program uses it.
+//! * **Memory** is never writable and executable at once (`sift_x86::exec`); turning it into
+//!   a function pointer and calling it are this crate's only `unsafe`.
 //! * **Fallback.** [`Filter`] runs the JIT where it can and the interpreter elsewhere (other
 //!   architectures, or a compile failure), keeping the reason.
 //!
@@ -27,9 +30,10 @@
 #[cfg(target_arch = "x86_64")]
 mod lower;
 #[cfg(target_arch = "x86_64")]
-mod memory;
+mod regs;
+
 #[cfg(target_arch = "x86_64")]
-mod x64;
+use sift_x86::exec::ExecBuf;
 
 use sift_verify::Validated;
 use sift_vm::Interpreter;
@@ -47,6 +51,9 @@ pub enum JitError {
     /// The system refused executable memory.
     #[error("cannot get executable memory: {0}")]
     Memory(#[from] std::io::Error),
+    /// The assembler refused an instruction (a bug in the lowering: no program causes it).
+    #[error("cannot assemble the program: {0}")]
+    Assemble(#[from] sift_x86::AsmError),
 }
 
 /// The signature of generated code: `(packet, captured length, wire length) -> return value`.
@@ -56,7 +63,7 @@ type Entry = unsafe extern "sysv64" fn(*const u8, u64, u32) -> u32;
 /// A classic BPF program compiled to native code.
 pub struct JitFilter {
     #[cfg(target_arch = "x86_64")]
-    code: memory::ExecBuf,
+    code: ExecBuf,
     #[cfg(target_arch = "x86_64")]
     entry: Entry,
 }
@@ -71,8 +78,14 @@ impl JitFilter {
     /// Compiles a validated program (either validator mode; semantics are libpcap's).
     #[cfg(target_arch = "x86_64")]
     pub fn compile(prog: &Validated) -> Result<JitFilter, JitError> {
-        let lowered = lower::lower(prog);
-        let code = memory::ExecBuf::new(&lowered.code)?;
+        JitFilter::compile_with(prog, &regs::Regs::default())
+    }
+
+    /// Compiles with a chosen register assignment.
+    #[cfg(target_arch = "x86_64")]
+    fn compile_with(prog: &Validated, regs: &regs::Regs) -> Result<JitFilter, JitError> {
+        let lowered = lower::lower(prog, regs)?;
+        let code = ExecBuf::new(&lowered.code)?;
         let entry = entry_point(&code);
         Ok(JitFilter { code, entry })
     }
@@ -112,7 +125,7 @@ impl JitFilter {
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-fn entry_point(code: &memory::ExecBuf) -> Entry {
+fn entry_point(code: &ExecBuf) -> Entry {
     // SAFETY: the buffer holds a complete function produced by `lower` for the System V
     // calling convention with exactly `Entry`'s parameters; it stays mapped (read-execute) for
     // as long as the `JitFilter` that owns both the buffer and this pointer lives.
@@ -125,8 +138,9 @@ fn entry_point(code: &memory::ExecBuf) -> Entry {
 fn call(entry: Entry, pkt: &[u8], wire_len: u32) -> u32 {
     // SAFETY: the generated code reads at most `pkt.len()` bytes from `pkt.as_ptr()` (every
     // load is preceded by a comparison with the length passed in rsi), writes only its own
-    // 64-byte stack frame, touches only caller-saved registers, and always returns (the
-    // program it was lowered from was validated: forward jumps only, ending in ret).
+    // stack (a 64-byte frame, saved registers), restores every callee-saved register it
+    // uses, and always returns (the program it was lowered from was validated: forward jumps
+    // only, ending in ret).
     unsafe { entry(pkt.as_ptr(), pkt.len() as u64, wire_len) }
 }
 

@@ -1,4 +1,4 @@
-//! Lowering a validated program to machine code, and laying out its jumps.
+//! Lowering a validated program to machine code through the `sift-x86` assembler.
 //!
 //! **Bounds checks are hoisted** (NetBSD bpfjit's "array bounds check elimination"): a
 //! backward pass ([`required_lengths`]) computes, for each instruction, a packet length every
@@ -10,39 +10,18 @@
 //! checks once; a branching one once per path where it can. Indexed (`[x + k]`) loads keep
 //! their own check, since their offset is not known in advance.
 //!
-//! Each classic instruction becomes straight-line code plus symbolic jumps (to another
-//! instruction or to the shared "return 0" exit). Layout then picks the short (rel8) or near
-//! (rel32) form of every jump: it starts with all jumps short and lengthens any whose target is
-//! out of reach, repeating until nothing changes. Lengthening only moves code apart, so each
-//! pass can only lengthen more jumps and the loop ends after at most one pass per jump (in
-//! practice two or three passes): it is a fixed point by construction.
+//! Each classic instruction becomes straight-line code and jumps to labels: one label per
+//! classic instruction and one for the shared "return 0" exit. The assembler sizes the jumps
+//! (rel8 where they reach, rel32 otherwise, to a fixed point). Which machine registers hold A,
+//! X and the rest is a [`Regs`] parameter.
 
 use sift_insn::{Insn, Opcode, code};
 use sift_verify::Validated;
+use sift_x86::{AluOp, AsmError, Assembler, Cond, Label, Mem, Reg, Scale, ShiftOp, Size};
 
-use crate::x64::{Addr, AluOp, Asm, cc};
+use crate::regs::Regs;
 
-/// A jump destination.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Target {
-    /// The code of classic instruction `n`.
-    Insn(usize),
-    /// The shared `return 0` exit.
-    Reject,
-}
-
-/// A piece of the output: bytes, or a jump still to be sized.
-enum Piece {
-    Code(Vec<u8>),
-    /// `cond` is a condition code, or `None` for an unconditional `jmp`.
-    Jump {
-        cond: Option<u8>,
-        target: Target,
-    },
-    Label(Target),
-}
-
-/// What lowering found out about the program, for the caller's reports.
+/// The generated code.
 pub(crate) struct Lowered {
     pub code: Vec<u8>,
 }
@@ -122,178 +101,401 @@ fn plan_checks(insns: &[Insn]) -> Vec<Option<u64>> {
     plan
 }
 
-/// Lowers `prog`. Every classic opcode is supported; the result is position-independent.
-pub(crate) fn lower(prog: &Validated) -> Lowered {
+/// Classic A and X, and M[] words, are 32 bits.
+const D: Size = Size::Dword;
+/// Pointers and lengths are 64 bits.
+const Q: Size = Size::Qword;
+/// The scratch memory M[0..16]: 16 words at `[rsp]`.
+const FRAME: i32 = 64;
+
+/// Lowers `prog` with register assignment `regs`. Every classic opcode is supported; the
+/// result is position-independent. Errs only if the assembler refuses an instruction, which
+/// no program and no valid [`Regs`] causes.
+pub(crate) fn lower(prog: &Validated, regs: &Regs) -> Result<Lowered, AsmError> {
     let insns = prog.insns();
     let plan = plan_checks(insns);
     let frame = insns
         .iter()
         .any(|i| matches!(i.opcode(), Opcode::LdMem | Opcode::LdxMem | Opcode::St | Opcode::Stx));
-    let mut pieces = Vec::with_capacity(insns.len() * 3);
-    let mut asm = Asm::default();
-    asm.zero_a();
-    asm.zero_x();
-    asm.save_wire_len();
-    if frame {
-        asm.enter_frame();
-    }
-    flush(&mut pieces, &mut asm);
+    let mut asm = Assembler::with_capacity(insns.len() * 8 + 32);
+    let labels = (0..insns.len()).map(|_| asm.new_label()).collect();
+    let reject = asm.new_label();
+    let saved = regs.all().into_iter().filter(|r| !r.is_caller_saved()).collect();
+    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved };
+    l.prologue()?;
     for (i, insn) in insns.iter().enumerate() {
-        pieces.push(Piece::Label(Target::Insn(i)));
+        l.asm.bind(l.labels[i])?;
         match plan[i] {
             Some(NEVER) => {
-                jump(&mut pieces, &mut asm, None, Target::Reject);
+                l.asm.jmp(l.reject)?;
                 continue;
             }
             Some(len) => {
-                asm.cmp_caplen(len);
-                jump(&mut pieces, &mut asm, Some(cc::B), Target::Reject);
+                l.check_caplen(len)?;
+                l.asm.jcc(Cond::B, l.reject)?;
             }
             None => {}
         }
-        lower_one(insn, i, frame, &mut asm, &mut pieces);
-        flush(&mut pieces, &mut asm);
+        l.insn(insn, i)?;
     }
-    pieces.push(Piece::Label(Target::Reject));
-    asm.zero_a();
-    asm.leave(frame);
-    flush(&mut pieces, &mut asm);
-    Lowered { code: layout(&pieces, insns.len()) }
+    l.asm.bind(l.reject)?;
+    l.ret_k(0)?;
+    Ok(Lowered { code: l.asm.finish()?.code })
 }
 
-fn flush(pieces: &mut Vec<Piece>, asm: &mut Asm) {
-    if !asm.bytes.is_empty() {
-        pieces.push(Piece::Code(std::mem::take(&mut asm.bytes)));
+/// The state of one lowering.
+struct Lowering {
+    asm: Assembler,
+    r: Regs,
+    /// The start of each classic instruction.
+    labels: Vec<Label>,
+    /// The shared `return 0`.
+    reject: Label,
+    /// Whether the program uses M[] (and so has a stack frame).
+    frame: bool,
+    /// Callee-saved registers in the assignment, pushed on entry and popped on exit.
+    saved: Vec<Reg>,
+}
+
+impl Lowering {
+    /// The label of classic instruction `n` (the reject exit past the end, which a validated
+    /// program never jumps to).
+    fn target(&self, n: usize) -> Label {
+        self.labels.get(n).copied().unwrap_or(self.reject)
     }
-}
 
-fn jump(pieces: &mut Vec<Piece>, asm: &mut Asm, cond: Option<u8>, target: Target) {
-    flush(pieces, asm);
-    pieces.push(Piece::Jump { cond, target });
-}
-
-/// Where an absolute load reads. Its bounds check was hoisted (see the module documentation):
-/// every path reaching it has checked at least `k + size` bytes.
-fn abs_addr(k: u32, asm: &mut Asm) -> Addr {
-    if k <= i32::MAX as u32 {
-        Addr::Disp(k)
-    } else {
-        asm.mov_r9_imm(k);
-        Addr::R9
+    fn zero(&mut self, reg: Reg) -> Result<(), AsmError> {
+        self.asm.xor(D, reg, reg)
     }
-}
 
-fn lower_one(insn: &Insn, i: usize, frame: bool, asm: &mut Asm, pieces: &mut Vec<Piece>) {
-    let k = insn.k;
-    let next = i + 1;
-    let to = |off: u32| Target::Insn(next + off as usize);
-    let mem = (k & 15) as u8;
-    match insn.opcode() {
-        Opcode::RetK => {
-            asm.mov_a_imm(k);
-            asm.leave(frame);
+    /// `reg = k` (32 bits), as `xor` for 0.
+    fn set(&mut self, reg: Reg, k: u32) -> Result<(), AsmError> {
+        if k == 0 { self.zero(reg) } else { self.asm.mov(D, reg, k) }
+    }
+
+    /// Saves callee-saved registers, zeroes A and X, moves the arguments (System V: packet in
+    /// `rdi`, captured length in `rsi`, wire length in `edx`) where the assignment wants them,
+    /// and sets up a zeroed M[] frame if the program uses one.
+    fn prologue(&mut self) -> Result<(), AsmError> {
+        for i in 0..self.saved.len() {
+            self.asm.push(self.saved[i])?;
         }
-        Opcode::RetA => asm.leave(frame),
-        Opcode::LdImm => asm.mov_a_imm(k),
-        Opcode::LdxImm => asm.mov_x_imm(k),
-        Opcode::LdLen => asm.mov_a_len(),
-        Opcode::LdxLen => asm.mov_x_len(),
-        Opcode::LdMem => asm.ld_mem(mem),
-        Opcode::LdxMem => asm.ldx_mem(mem),
-        Opcode::St => asm.st(mem),
-        Opcode::Stx => asm.stx(mem),
-        Opcode::LdAbsW | Opcode::LdAbsH | Opcode::LdAbsB => {
-            let size = size_of(insn.code);
-            let at = abs_addr(k, asm);
-            asm.load_a(at, size);
+        const ARGS: [Reg; 3] = [Reg::Rdi, Reg::Rsi, Reg::Rdx];
+        let (a, x) = (self.r.a(), self.r.x());
+        let zero_first = !ARGS.contains(&a) && !ARGS.contains(&x);
+        if zero_first {
+            self.zero(a)?;
+            self.zero(x)?;
         }
-        Opcode::LdIndW | Opcode::LdIndH | Opcode::LdIndB => {
-            let size = size_of(insn.code);
-            asm.ind_address_and_check(k, size);
-            jump(pieces, asm, Some(cc::B), Target::Reject);
-            asm.load_a(Addr::R9, size);
+        self.move_args()?;
+        if !zero_first {
+            self.zero(a)?;
+            self.zero(x)?;
         }
-        Opcode::LdxMsh => {
-            let at = abs_addr(k, asm);
-            asm.msh(at);
-        }
-        Opcode::AddK => asm.alu_k(AluOp::Add, k),
-        Opcode::SubK => asm.alu_k(AluOp::Sub, k),
-        Opcode::MulK => asm.alu_k(AluOp::Mul, k),
-        Opcode::AndK => asm.alu_k(AluOp::And, k),
-        Opcode::OrK => asm.alu_k(AluOp::Or, k),
-        Opcode::XorK => asm.alu_k(AluOp::Xor, k),
-        Opcode::AddX => asm.alu_x(AluOp::Add),
-        Opcode::SubX => asm.alu_x(AluOp::Sub),
-        Opcode::MulX => asm.alu_x(AluOp::Mul),
-        Opcode::AndX => asm.alu_x(AluOp::And),
-        Opcode::OrX => asm.alu_x(AluOp::Or),
-        Opcode::XorX => asm.alu_x(AluOp::Xor),
-        // Both validators refuse a constant divisor of 0; stay total anyway.
-        Opcode::DivK | Opcode::ModK if k == 0 => jump(pieces, asm, None, Target::Reject),
-        Opcode::DivK => asm.div_k(k, false),
-        Opcode::ModK => asm.div_k(k, true),
-        Opcode::DivX | Opcode::ModX => {
-            asm.test_x();
-            jump(pieces, asm, Some(cc::E), Target::Reject);
-            asm.div_x(insn.opcode() == Opcode::ModX);
-        }
-        Opcode::LshK | Opcode::RshK if k >= 32 => asm.zero_a(),
-        Opcode::LshK => asm.shift_k(true, k as u8),
-        Opcode::RshK => asm.shift_k(false, k as u8),
-        Opcode::LshX => asm.shift_x(true),
-        Opcode::RshX => asm.shift_x(false),
-        Opcode::Neg => asm.neg(),
-        Opcode::Tax => asm.tax(),
-        Opcode::Txa => asm.txa(),
-        Opcode::Ja => {
-            let t = to(k);
-            if t != Target::Insn(next) {
-                jump(pieces, asm, None, t);
+        if self.frame {
+            let s = self.r.scratch(0);
+            self.asm.sub(Q, Reg::Rsp, FRAME)?;
+            self.zero(s)?;
+            for j in 0..FRAME / 8 {
+                self.asm.mov(Q, Mem::base(Reg::Rsp).disp(8 * j), s)?;
             }
         }
-        op @ (Opcode::JeqK
-        | Opcode::JgtK
-        | Opcode::JgeK
-        | Opcode::JsetK
-        | Opcode::JeqX
-        | Opcode::JgtX
-        | Opcode::JgeX
-        | Opcode::JsetX) => {
-            let (cond, test, with_x) = match op {
-                Opcode::JeqK => (cc::E, false, false),
-                Opcode::JgtK => (cc::A, false, false),
-                Opcode::JgeK => (cc::AE, false, false),
-                Opcode::JsetK => (cc::NE, true, false),
-                Opcode::JeqX => (cc::E, false, true),
-                Opcode::JgtX => (cc::A, false, true),
-                Opcode::JgeX => (cc::AE, false, true),
-                _ => (cc::NE, true, true),
-            };
-            let (t, f) = (to(u32::from(insn.jt)), to(u32::from(insn.jf)));
-            let fall = Target::Insn(next);
-            if t == f {
-                if t != fall {
-                    jump(pieces, asm, None, t);
+        Ok(())
+    }
+
+    /// Moves the three arguments into their registers at once (a parallel move): a move whose
+    /// destination no other move still reads goes first; when none is left, the rest are
+    /// cycles, and an `xchg` puts one value in place.
+    fn move_args(&mut self) -> Result<(), AsmError> {
+        let mut moves = vec![
+            (self.r.packet(), Reg::Rdi, Q),
+            (self.r.caplen(), Reg::Rsi, Q),
+            (self.r.wirelen(), Reg::Rdx, D),
+        ];
+        moves.retain(|&(dst, src, _)| dst != src);
+        while !moves.is_empty() {
+            let free =
+                moves.iter().position(|&(dst, ..)| moves.iter().all(|&(_, src, _)| src != dst));
+            if let Some(i) = free {
+                let (dst, src, size) = moves.remove(i);
+                self.asm.mov(size, dst, src)?;
+            } else {
+                let (dst, src, _) = moves.remove(0);
+                self.asm.xchg(Q, dst, src)?;
+                for m in &mut moves {
+                    if m.1 == dst {
+                        m.1 = src;
+                    }
                 }
-                return;
-            }
-            if with_x {
-                asm.cmp_a_x(test);
-            } else {
-                asm.cmp_a_k(k, test);
-            }
-            if f == fall {
-                jump(pieces, asm, Some(cond), t);
-            } else if t == fall {
-                jump(pieces, asm, Some(cond ^ 1), f);
-            } else {
-                jump(pieces, asm, Some(cond), t);
-                jump(pieces, asm, None, f);
+                moves.retain(|&(dst, src, _)| dst != src);
             }
         }
-        // Validated programs contain no unknown opcodes; reject if one slips through.
-        Opcode::Unknown(_) => jump(pieces, asm, None, Target::Reject),
+        Ok(())
+    }
+
+    /// Drops the frame, restores saved registers and returns (the value is in `eax`).
+    fn leave(&mut self) -> Result<(), AsmError> {
+        if self.frame {
+            self.asm.add(Q, Reg::Rsp, FRAME)?;
+        }
+        for i in (0..self.saved.len()).rev() {
+            self.asm.pop(self.saved[i])?;
+        }
+        self.asm.ret();
+        Ok(())
+    }
+
+    fn ret_k(&mut self, k: u32) -> Result<(), AsmError> {
+        self.set(Reg::Rax, k)?;
+        self.leave()
+    }
+
+    fn ret_a(&mut self) -> Result<(), AsmError> {
+        let a = self.r.a();
+        if a != Reg::Rax {
+            self.asm.mov(D, Reg::Rax, a)?;
+        }
+        self.leave()
+    }
+
+    /// Compares the captured length with `need`: CF is set when it is shorter.
+    fn check_caplen(&mut self, need: u64) -> Result<(), AsmError> {
+        let caplen = self.r.caplen();
+        if let Ok(n) = i32::try_from(need) {
+            self.asm.cmp(Q, caplen, n)
+        } else {
+            let s = self.r.scratch(0);
+            self.asm.mov(Q, s, need)?;
+            self.asm.cmp(Q, caplen, s)
+        }
+    }
+
+    /// Where an absolute load at `k` reads. Its bounds check was hoisted (see the module
+    /// documentation): every path reaching it has checked at least `k + size` bytes.
+    fn abs_addr(&mut self, k: u32) -> Result<Mem, AsmError> {
+        let packet = Mem::base(self.r.packet());
+        if let Ok(disp) = i32::try_from(k) {
+            Ok(packet.disp(disp))
+        } else {
+            let s = self.r.scratch(0);
+            self.asm.mov(D, s, k)?;
+            Ok(packet.index(s, Scale::X1))
+        }
+    }
+
+    /// A = the big-endian `size`-byte number at `at`.
+    fn load_a(&mut self, at: Mem, size: u8) -> Result<(), AsmError> {
+        let a = self.r.a();
+        match size {
+            4 => {
+                self.asm.mov(D, a, at)?;
+                self.asm.bswap(D, a)
+            }
+            2 => {
+                self.asm.movzx(D, a, Size::Word, at)?;
+                // The upper half is already zero.
+                self.asm.rol(Size::Word, a, 8)
+            }
+            _ => self.asm.movzx(D, a, Size::Byte, at),
+        }
+    }
+
+    /// `ld [x + k]`: the 64-bit offset `x + k` (no 32-bit wrap), checked against the captured
+    /// length, then the load.
+    fn load_indirect(&mut self, k: u32, size: u8) -> Result<(), AsmError> {
+        let (off, addend, end) = (self.r.scratch(0), self.r.scratch(1), self.r.scratch(2));
+        // A 32-bit move zero-extends.
+        self.asm.mov(D, off, self.r.x())?;
+        if k != 0 {
+            self.asm.mov(D, addend, k)?;
+            self.asm.add(Q, off, addend)?;
+        }
+        self.asm.lea(Q, end, Mem::base(off).disp(i32::from(size)))?;
+        self.asm.cmp(Q, self.r.caplen(), end)?;
+        self.asm.jcc(Cond::B, self.reject)?;
+        self.load_a(Mem::base(self.r.packet()).index(off, Scale::X1), size)
+    }
+
+    /// `ldx 4*([k]&0xf)`
+    fn msh(&mut self, k: u32) -> Result<(), AsmError> {
+        let at = self.abs_addr(k)?;
+        let x = self.r.x();
+        self.asm.movzx(D, x, Size::Byte, at)?;
+        self.asm.and(D, x, 0xF)?;
+        self.asm.shl(D, x, 2)
+    }
+
+    /// M[k] (`k` < 16).
+    fn scratch_word(k: u32) -> Mem {
+        Mem::base(Reg::Rsp).disp(4 * (k & 15) as i32)
+    }
+
+    /// Unsigned A / divisor or A % divisor, the divisor being X (checked non-zero before) or
+    /// the constant `k`. `div` wants the dividend in `edx:eax` and leaves the quotient in `eax`
+    /// and the remainder in `edx`, so whatever else lives there is saved around it.
+    fn divide(&mut self, k: Option<u32>, remainder: bool) -> Result<(), AsmError> {
+        let (a, x) = (self.r.a(), self.r.x());
+        let fixed = [Reg::Rax, Reg::Rdx];
+        let divisor = match k {
+            None if !fixed.contains(&x) => x,
+            _ => self.r.scratch_except(&fixed),
+        };
+        if k.is_none() && divisor != x {
+            self.asm.mov(D, divisor, x)?;
+        }
+        let live: Vec<Reg> =
+            self.r.live_besides_a().into_iter().filter(|r| fixed.contains(r)).collect();
+        for &r in &live {
+            self.asm.push(r)?;
+        }
+        if a != Reg::Rax {
+            self.asm.mov(D, Reg::Rax, a)?;
+        }
+        self.zero(Reg::Rdx)?;
+        if let Some(k) = k {
+            self.asm.mov(D, divisor, k)?;
+        }
+        self.asm.div(D, divisor)?;
+        let result = if remainder { Reg::Rdx } else { Reg::Rax };
+        if a != result {
+            self.asm.mov(D, a, result)?;
+        }
+        for &r in live.iter().rev() {
+            self.asm.pop(r)?;
+        }
+        Ok(())
+    }
+
+    /// A shift by X with libpcap's rule (X ≥ 32 gives 0), branch-free:
+    /// `xor z, z; shl/shr A, cl; cmp ecx, 31; cmova A, z`. The count must be in `cl`: when X
+    /// lives elsewhere, X and `rcx` trade places around the shift.
+    fn shift_x(&mut self, op: ShiftOp) -> Result<(), AsmError> {
+        let (a, x) = (self.r.a(), self.r.x());
+        let zero = self.r.scratch_except(&[Reg::Rcx]);
+        self.zero(zero)?;
+        let swap = x != Reg::Rcx;
+        if swap {
+            self.asm.xchg(Q, x, Reg::Rcx)?;
+        }
+        // If A was in rcx, the swap moved it to X's register.
+        let value = if swap && a == Reg::Rcx { x } else { a };
+        self.asm.shift(op, D, value, Reg::Rcx)?;
+        self.asm.cmp(D, Reg::Rcx, 31)?;
+        self.asm.cmovcc(Cond::A, D, value, zero)?;
+        if swap {
+            self.asm.xchg(Q, x, Reg::Rcx)?;
+        }
+        Ok(())
+    }
+
+    fn alu_k(&mut self, op: AluOp, k: u32) -> Result<(), AsmError> {
+        let a = self.r.a();
+        self.asm.alu(op, D, a, k)
+    }
+
+    fn alu_x(&mut self, op: AluOp) -> Result<(), AsmError> {
+        let (a, x) = (self.r.a(), self.r.x());
+        self.asm.alu(op, D, a, x)
+    }
+
+    fn insn(&mut self, insn: &Insn, i: usize) -> Result<(), AsmError> {
+        let k = insn.k;
+        let next = i + 1;
+        let (a, x) = (self.r.a(), self.r.x());
+        match insn.opcode() {
+            Opcode::RetK => self.ret_k(k),
+            Opcode::RetA => self.ret_a(),
+            Opcode::LdImm => self.set(a, k),
+            Opcode::LdxImm => self.set(x, k),
+            Opcode::LdLen => self.asm.mov(D, a, self.r.wirelen()),
+            Opcode::LdxLen => self.asm.mov(D, x, self.r.wirelen()),
+            Opcode::LdMem => self.asm.mov(D, a, Self::scratch_word(k)),
+            Opcode::LdxMem => self.asm.mov(D, x, Self::scratch_word(k)),
+            Opcode::St => self.asm.mov(D, Self::scratch_word(k), a),
+            Opcode::Stx => self.asm.mov(D, Self::scratch_word(k), x),
+            Opcode::LdAbsW | Opcode::LdAbsH | Opcode::LdAbsB => {
+                let at = self.abs_addr(k)?;
+                self.load_a(at, size_of(insn.code))
+            }
+            Opcode::LdIndW | Opcode::LdIndH | Opcode::LdIndB => {
+                self.load_indirect(k, size_of(insn.code))
+            }
+            Opcode::LdxMsh => self.msh(k),
+            Opcode::AddK => self.alu_k(AluOp::Add, k),
+            Opcode::SubK => self.alu_k(AluOp::Sub, k),
+            Opcode::MulK => self.asm.imul_imm(D, a, a, i64::from(k)),
+            Opcode::AndK => self.alu_k(AluOp::And, k),
+            Opcode::OrK => self.alu_k(AluOp::Or, k),
+            Opcode::XorK => self.alu_k(AluOp::Xor, k),
+            Opcode::AddX => self.alu_x(AluOp::Add),
+            Opcode::SubX => self.alu_x(AluOp::Sub),
+            Opcode::MulX => self.asm.imul(D, a, x),
+            Opcode::AndX => self.alu_x(AluOp::And),
+            Opcode::OrX => self.alu_x(AluOp::Or),
+            Opcode::XorX => self.alu_x(AluOp::Xor),
+            // Both validators refuse a constant divisor of 0; stay total anyway.
+            Opcode::DivK | Opcode::ModK if k == 0 => self.asm.jmp(self.reject),
+            Opcode::DivK => self.divide(Some(k), false),
+            Opcode::ModK => self.divide(Some(k), true),
+            Opcode::DivX | Opcode::ModX => {
+                self.asm.test(D, x, x)?;
+                self.asm.jcc(Cond::E, self.reject)?;
+                self.divide(None, insn.opcode() == Opcode::ModX)
+            }
+            Opcode::LshK | Opcode::RshK if k >= 32 => self.zero(a),
+            Opcode::LshK => self.asm.shl(D, a, k),
+            Opcode::RshK => self.asm.shr(D, a, k),
+            Opcode::LshX => self.shift_x(ShiftOp::Shl),
+            Opcode::RshX => self.shift_x(ShiftOp::Shr),
+            Opcode::Neg => self.asm.neg(D, a),
+            Opcode::Tax => self.asm.mov(D, x, a),
+            Opcode::Txa => self.asm.mov(D, a, x),
+            Opcode::Ja => match next.checked_add(k as usize) {
+                Some(t) if t == next => Ok(()),
+                Some(t) => self.asm.jmp(self.target(t)),
+                None => self.asm.jmp(self.reject),
+            },
+            op @ (Opcode::JeqK
+            | Opcode::JgtK
+            | Opcode::JgeK
+            | Opcode::JsetK
+            | Opcode::JeqX
+            | Opcode::JgtX
+            | Opcode::JgeX
+            | Opcode::JsetX) => {
+                let (cond, test, with_x) = match op {
+                    Opcode::JeqK => (Cond::E, false, false),
+                    Opcode::JgtK => (Cond::A, false, false),
+                    Opcode::JgeK => (Cond::Ae, false, false),
+                    Opcode::JsetK => (Cond::Ne, true, false),
+                    Opcode::JeqX => (Cond::E, false, true),
+                    Opcode::JgtX => (Cond::A, false, true),
+                    Opcode::JgeX => (Cond::Ae, false, true),
+                    _ => (Cond::Ne, true, true),
+                };
+                let (t, f) = (next + usize::from(insn.jt), next + usize::from(insn.jf));
+                if t == f {
+                    return if t != next { self.asm.jmp(self.target(t)) } else { Ok(()) };
+                }
+                match (with_x, test) {
+                    (true, true) => self.asm.test(D, a, x)?,
+                    (true, false) => self.asm.cmp(D, a, x)?,
+                    (false, true) => self.asm.test(D, a, k)?,
+                    (false, false) if k == 0 => self.asm.test(D, a, a)?,
+                    (false, false) => self.asm.cmp(D, a, k)?,
+                }
+                if f == next {
+                    self.asm.jcc(cond, self.target(t))
+                } else if t == next {
+                    self.asm.jcc(cond.negate(), self.target(f))
+                } else {
+                    self.asm.jcc(cond, self.target(t))?;
+                    self.asm.jmp(self.target(f))
+                }
+            }
+            // Validated programs contain no unknown opcodes; reject if one slips through.
+            Opcode::Unknown(_) => self.asm.jmp(self.reject),
+        }
     }
 }
 
@@ -302,88 +504,5 @@ fn size_of(code: u16) -> u8 {
         code::BPF_W => 4,
         code::BPF_H => 2,
         _ => 1,
-    }
-}
-
-/// Sizes the jumps (short where they reach) and writes the final bytes.
-fn layout(pieces: &[Piece], ninsns: usize) -> Vec<u8> {
-    let njumps = pieces.iter().filter(|p| matches!(p, Piece::Jump { .. })).count();
-    let mut long = vec![false; njumps];
-    let label_index = |t: Target| match t {
-        Target::Insn(n) => n,
-        Target::Reject => ninsns,
-    };
-    let mut labels = vec![0usize; ninsns + 1];
-    loop {
-        // Positions with the current jump sizes.
-        let mut pos = 0usize;
-        let mut j = 0;
-        for p in pieces {
-            match p {
-                Piece::Code(b) => pos += b.len(),
-                Piece::Label(t) => labels[label_index(*t)] = pos,
-                Piece::Jump { cond, .. } => {
-                    pos += jump_len(*cond, long[j]);
-                    j += 1;
-                }
-            }
-        }
-        // Lengthen every short jump that does not reach.
-        let mut changed = false;
-        let mut pos = 0usize;
-        let mut j = 0;
-        for p in pieces {
-            match p {
-                Piece::Code(b) => pos += b.len(),
-                Piece::Label(_) => {}
-                Piece::Jump { cond, target } => {
-                    let end = pos + jump_len(*cond, long[j]);
-                    let rel = labels[label_index(*target)] as i64 - end as i64;
-                    if !long[j] && i8::try_from(rel).is_err() {
-                        long[j] = true;
-                        changed = true;
-                    }
-                    pos = end;
-                    j += 1;
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    let mut out = Vec::new();
-    let mut j = 0;
-    for p in pieces {
-        match p {
-            Piece::Code(b) => out.extend_from_slice(b),
-            Piece::Label(_) => {}
-            Piece::Jump { cond, target } => {
-                let end = out.len() + jump_len(*cond, long[j]);
-                let rel = labels[label_index(*target)] as i64 - end as i64;
-                match (cond, long[j]) {
-                    (None, false) => out.extend_from_slice(&[0xEB, rel as i8 as u8]),
-                    (None, true) => {
-                        out.push(0xE9);
-                        out.extend_from_slice(&(rel as i32).to_le_bytes());
-                    }
-                    (Some(c), false) => out.extend_from_slice(&[0x70 | c, rel as i8 as u8]),
-                    (Some(c), true) => {
-                        out.extend_from_slice(&[0x0F, 0x80 | c]);
-                        out.extend_from_slice(&(rel as i32).to_le_bytes());
-                    }
-                }
-                j += 1;
-            }
-        }
-    }
-    out
-}
-
-fn jump_len(cond: Option<u8>, long: bool) -> usize {
-    match (cond, long) {
-        (_, false) => 2,
-        (None, true) => 5,
-        (Some(_), true) => 6,
     }
 }

@@ -6,6 +6,9 @@
 //! writes, and turns it read-execute again. That saves the `mmap`, the first-touch page fault
 //! and the `munmap` (about two thirds of a small filter's compile time) without ever having a
 //! page writable and executable at the same time. Larger programs get mappings of their own.
+//!
+//! Everything here goes through memmap2's safe API; turning [`ExecBuf::entry`] into a function
+//! pointer and calling it is the user's `unsafe` (in `sift-jit`, its only one).
 
 use std::io;
 use std::sync::Mutex;
@@ -17,8 +20,9 @@ const POOL_MAX: usize = 64;
 
 static POOL: Mutex<Vec<memmap2::Mmap>> = Mutex::new(Vec::new());
 
-/// A read-execute mapping holding one compiled filter.
-pub(crate) struct ExecBuf {
+/// A read-execute mapping holding one piece of generated code.
+#[derive(Debug)]
+pub struct ExecBuf {
     /// Always `Some` until drop hands the mapping back to the pool.
     map: Option<memmap2::Mmap>,
     len: usize,
@@ -44,7 +48,8 @@ impl ExecBuf {
         Ok(ExecBuf { map: Some(map), len: code.len() })
     }
 
-    /// The code's first byte.
+    /// The code's first byte (null only for a buffer whose mapping is gone, which cannot be
+    /// observed: the mapping is released on drop).
     pub fn entry(&self) -> *const u8 {
         self.map.as_ref().map_or(std::ptr::null(), |m| m.as_ptr())
     }
