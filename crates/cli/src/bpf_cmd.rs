@@ -137,13 +137,23 @@ fn check(path: &Path, linux: bool) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A filter engine selectable on the command line.
+/// A filter engine selectable on the command line ([`sift::Engine`] for clap).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Engine {
     /// Native code (x86-64), falling back to the interpreter elsewhere.
     Jit,
     /// The reference interpreter.
     Interp,
+}
+
+impl Engine {
+    /// The library's engine for `--engine` (the JIT when not given).
+    pub fn chosen(engine: Option<Engine>) -> sift::Engine {
+        match engine {
+            Some(Engine::Interp) => sift::Engine::Interp,
+            Some(Engine::Jit) | None => sift::Engine::Jit,
+        }
+    }
 }
 
 fn run_capture(
@@ -164,11 +174,8 @@ fn run_capture(
     let validated =
         validate(&prog, mode).map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?;
     let interp = Interpreter::with_flavor(&validated, flavor);
-    let filter = if linux || stats || engine == Some(Engine::Interp) {
-        sift_jit::Filter::interpreter(&validated)
-    } else {
-        sift_jit::Filter::new(&validated)
-    };
+    let engine = if linux || stats { sift::Engine::Interp } else { Engine::chosen(engine) };
+    let filter = sift::filter::Compiled::new(&validated, engine);
     let mut reader =
         sift_pcap::open(capture).map_err(|e| anyhow::anyhow!("{}: {e}", capture.display()))?;
     let stdout = std::io::stdout();
