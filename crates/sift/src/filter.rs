@@ -230,3 +230,50 @@ impl Filter {
         self.compiled.first().map_or("none", |(_, c)| c.engine_name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sift_pcap::{Timestamp, TsResolution};
+
+    fn packet(link_type: LinkType, data: &[u8]) -> Packet<'_> {
+        Packet {
+            timestamp: Timestamp::default(),
+            wire_len: data.len() as u32,
+            data,
+            interface: 0,
+            link_type,
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn compiles_once_per_link_type() {
+        let en = Interface::new(LinkType::EN10MB, 65_535, TsResolution::MICRO);
+        let raw = Interface::new(LinkType::RAW, 0, TsResolution::MICRO);
+        let mut f = Filter::new("ip").with_resolver(Box::new(sift_filter::TableResolver::empty()));
+        assert_eq!(f.engine_name(), "none");
+        // An IPv4 header: IPv4 on a raw-IP link, nonsense as an Ethernet frame.
+        let mut ipv4 = [0u8; 20];
+        ipv4[0] = 0x45;
+        assert!(f.accepts(&packet(LinkType::RAW, &ipv4), &raw).unwrap());
+        assert!(!f.accepts(&packet(LinkType::EN10MB, &ipv4), &en).unwrap());
+        assert!(f.accepts(&packet(LinkType::RAW, &ipv4), &raw).unwrap());
+        assert_eq!(f.compiled.len(), 2, "one program per link type, compiled once");
+        // The accept value is the snapshot length (0 read as the largest).
+        assert_eq!(f.prepare(&raw).unwrap().run(&ipv4, 20), sift_pcap::MAX_CAPLEN);
+    }
+
+    #[test]
+    fn errors_say_what_and_where() {
+        let raw = Interface::new(LinkType::RAW, 0, TsResolution::MICRO);
+        let mut f = Filter::new("ip and tcp port");
+        let e = f.prepare(&raw).unwrap_err();
+        assert!(!e.rejects_all());
+        assert!(e.to_string().contains("ip and tcp port\n"), "{e}");
+        let mut f = Filter::new("tcp and not tcp");
+        assert!(f.prepare(&raw).unwrap_err().rejects_all());
+        let mut f = Filter::new("tcp and not tcp").with_optimizer(false);
+        assert!(f.prepare(&raw).is_ok(), "only the optimizer proves it");
+    }
+}

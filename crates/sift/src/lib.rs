@@ -16,7 +16,7 @@
 //!   rotation;
 //! * [`live`]: live capture on one socket or a fan-out group, handing packets to a
 //!   [`live::Sink`];
-//! * [`bench`] and [`diff`]: every engine timed, or compared verdict by verdict, on the same
+//! * [`bench`](mod@bench) and [`diff`]: every engine timed, or compared verdict by verdict, on the same
 //!   packets.
 //!
 //! [`Capture`] is the short way in. Filtering a capture into a new pcap file:
@@ -39,7 +39,9 @@
 //! ```
 //!
 //! Errors are typed per module and carry what they are about (the file, the byte offset, the
-//! span of the expression); [`Error`] gathers those of [`Capture`].
+//! span of the expression); [`Error`] gathers those of [`Capture`]. An error's message says
+//! what failed and its [`source`](std::error::Error::source) chain says why, so print the
+//! chain (as `anyhow`'s `{:#}` does): `in.pcap: byte 24: truncated packet record header: …`.
 #![forbid(unsafe_code)]
 
 pub mod bench;

@@ -431,9 +431,10 @@ mod tests {
         e.verbatim(4..6); // adjacent: merged with the previous run
         e.buf.extend_from_slice(b"cd");
         e.verbatim(8..10);
+        e.verbatim(0..1); // at the same place in `buf` but not adjacent in the file
         let got: Vec<u8> = e.pieces(file).flatten().copied().collect();
-        assert_eq!(got, b"ab2345cd89");
-        assert_eq!(e.pieces(file).count(), 4, "adjacent runs are one piece");
+        assert_eq!(got, b"ab2345cd890");
+        assert_eq!(e.pieces(file).count(), 5, "adjacent runs are one piece");
     }
 
     #[test]
