@@ -84,7 +84,7 @@ pub struct DumpArgs {
     pub no_optimize: bool,
     /// The filter engine: `jit` (the default on x86-64) or `interp`.
     #[arg(long, value_enum)]
-    pub engine: Option<crate::bpf_cmd::Engine>,
+    pub engine: Option<crate::bpf_cmd::EngineArg>,
     /// A filter expression (pcap-filter syntax).
     #[arg(value_name = "EXPRESSION", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expression: Vec<String>,
@@ -148,7 +148,7 @@ pub(crate) fn output_error(e: OutputError) -> anyhow::Error {
 
 /// Runs the default mode.
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
-    let engine = crate::bpf_cmd::Engine::chosen(args.engine);
+    let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
     let mut filter = expression(&args)?
         .map(|expr| Filter::new(expr).with_engine(engine).with_optimizer(!args.no_optimize));
     if args.read.is_empty() {

@@ -172,7 +172,7 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
 
     // Compile before any output exists: a bad filter leaves no file, as with tcpdump.
     let expr = crate::dump::expression(&args)?;
-    let engine = crate::bpf_cmd::Engine::chosen(args.engine);
+    let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
     let placement = session.set_filter(expr.as_deref(), !args.no_optimize, engine)?;
     if let Placement::UserSpace { reason } = &placement {
         eprintln!("sift: warning: filtering in user space ({}): {reason}", session.user_engine());
