@@ -43,7 +43,7 @@ pub enum BpfCommand {
         /// The engine: `jit` (the default on x86-64) or `interp`. `--linux` and `--stats` need
         /// the interpreter.
         #[arg(long, value_enum)]
-        engine: Option<Engine>,
+        engine: Option<EngineArg>,
     },
     /// Assemble `bpf_asm`-style source; prints `-ddd` by default (for SO_ATTACH_FILTER tools).
     Asm {
@@ -137,13 +137,23 @@ fn check(path: &Path, linux: bool) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A filter engine selectable on the command line.
+/// `--engine`: [`sift::Engine`] as clap parses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Engine {
+pub enum EngineArg {
     /// Native code (x86-64), falling back to the interpreter elsewhere.
     Jit,
     /// The reference interpreter.
     Interp,
+}
+
+impl EngineArg {
+    /// The engine `--engine` chose (the JIT when not given).
+    pub fn chosen(engine: Option<EngineArg>) -> sift::Engine {
+        match engine {
+            Some(EngineArg::Interp) => sift::Engine::Interp,
+            Some(EngineArg::Jit) | None => sift::Engine::Jit,
+        }
+    }
 }
 
 fn run_capture(
@@ -151,9 +161,9 @@ fn run_capture(
     capture: &Path,
     linux: bool,
     stats: bool,
-    engine: Option<Engine>,
+    engine: Option<EngineArg>,
 ) -> anyhow::Result<ExitCode> {
-    if engine == Some(Engine::Jit) && (linux || stats) {
+    if engine == Some(EngineArg::Jit) && (linux || stats) {
         anyhow::bail!(
             "--engine jit runs libpcap's semantics without counting; --linux and --stats need --engine interp"
         );
@@ -164,11 +174,8 @@ fn run_capture(
     let validated =
         validate(&prog, mode).map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?;
     let interp = Interpreter::with_flavor(&validated, flavor);
-    let filter = if linux || stats || engine == Some(Engine::Interp) {
-        sift_jit::Filter::interpreter(&validated)
-    } else {
-        sift_jit::Filter::new(&validated)
-    };
+    let engine = if linux || stats { sift::Engine::Interp } else { EngineArg::chosen(engine) };
+    let filter = sift::filter::Compiled::new(&validated, engine);
     let mut reader =
         sift_pcap::open(capture).map_err(|e| anyhow::anyhow!("{}: {e}", capture.display()))?;
     let stdout = std::io::stdout();

@@ -3,20 +3,23 @@
 //! `sift -r FILE [-w OUT] [-c N] [-F FILE] [--engine jit|interp] [--pcapng]
 //! [--time-stamp-precision=nano] [EXPR]` keeps the packets the filter accepts, as
 //! `tcpdump -r FILE -w OUT EXPR` does (same packets, bytes, timestamps, link type and snaplen in
-//! the header), and can write pcapng, which tcpdump cannot. The expression is compiled for each
-//! link type met in the file (pcapng can mix them), with the file's snapshot length as the accept
-//! value, and runs in the JIT (the interpreter elsewhere, or with `--engine interp`). Without
-//! `-w` it prints one line per packet. Damage in the input stops the read with an error naming the file and byte offset,
-//! after every intact packet before it has been written and the output flushed.
+//! the header), and can write pcapng, which tcpdump cannot. Without `-w` it prints one line per
+//! packet. The work is the library's (`sift::input`, `sift::filter`, `sift::output`, and
+//! `sift::parallel` for large files); this module decides tcpdump's order of things (compile
+//! before any output exists, an output file even for an empty or damaged capture, everything
+//! intact before damage written and flushed before the error) and prints its messages.
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::parallel::Encoded;
-use anyhow::{Context, bail};
-use sift_pcap::{Interface, LinkType, Packet, PcapWriter, PcapngWriter, Precision, TsResolution};
+use anyhow::{Context, anyhow, bail};
+use sift::filter::Filter;
+use sift::input::{InputError, Source};
+use sift::output::{OutputError, Writer};
+use sift_pcap::{Interface, LinkType, Packet, Precision, TsResolution};
+
+use crate::print::PacketPrinter;
 
 /// Options of the default mode.
 #[derive(Debug, clap::Args)]
@@ -81,7 +84,7 @@ pub struct DumpArgs {
     pub no_optimize: bool,
     /// The filter engine: `jit` (the default on x86-64) or `interp`.
     #[arg(long, value_enum)]
-    pub engine: Option<crate::bpf_cmd::Engine>,
+    pub engine: Option<crate::bpf_cmd::EngineArg>,
     /// A filter expression (pcap-filter syntax).
     #[arg(value_name = "EXPRESSION", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expression: Vec<String>,
@@ -100,153 +103,10 @@ impl DumpArgs {
     }
 }
 
-/// How packets are printed: tcpdump's text or JSON Lines, into a reused buffer.
-pub(crate) struct PacketPrinter {
-    kind: PrinterKind,
-    buf: Vec<u8>,
-}
-
-enum PrinterKind {
-    Text(sift_decode::Printer),
-    Json(sift_decode::JsonWriter),
-}
-
-impl PacketPrinter {
-    /// The printer the options ask for; `nano` for nanosecond timestamps.
-    pub(crate) fn new(args: &DumpArgs, nano: bool) -> PacketPrinter {
-        use sift_decode::{HexDump, TimeFormat};
-        let kind = if args.json {
-            PrinterKind::Json(sift_decode::JsonWriter::new())
-        } else {
-            let time = match args.time {
-                0 => TimeFormat::TimeOfDay,
-                1 => TimeFormat::None,
-                2 => TimeFormat::Epoch,
-                3 => TimeFormat::DeltaPrevious,
-                4 => TimeFormat::DateTime,
-                _ => TimeFormat::DeltaFirst,
-            };
-            let hex = match (args.hex_ascii, args.hex) {
-                (0, 0) => HexDump::None,
-                (0, 1) => HexDump::Hex,
-                (0, _) => HexDump::HexLink,
-                (1, _) => HexDump::HexAscii,
-                _ => HexDump::HexAsciiLink,
-            };
-            PrinterKind::Text(sift_decode::Printer::new(sift_decode::Options {
-                link_header: args.link_header,
-                quiet: args.quiet,
-                time,
-                nano,
-                hex,
-                verbose: args.verbose,
-                absolute_seq: args.absolute_seq,
-            }))
-        };
-        PacketPrinter { kind, buf: Vec::with_capacity(1 << 12) }
-    }
-
-    /// Prints one packet to `out`.
-    pub(crate) fn print(&mut self, out: &mut impl Write, packet: &Packet<'_>) -> io::Result<()> {
-        self.buf.clear();
-        let (lt, ts, len, data) =
-            (packet.link_type, packet.timestamp, packet.wire_len, packet.data);
-        match &mut self.kind {
-            PrinterKind::Text(p) => p.print(&mut self.buf, lt, ts, len, data),
-            PrinterKind::Json(j) => j.write(&mut self.buf, lt, ts, len, data),
-        }
-        out.write_all(&self.buf)
-    }
-}
-
 /// Where packets go.
 enum Sink {
-    Pcap {
-        writer: PcapWriter<Box<dyn Write>>,
-        link_type: LinkType,
-    },
-    Pcapng {
-        writer: PcapngWriter<Box<dyn Write>>,
-        /// How many of the reader's interfaces have an IDB in the output.
-        described: usize,
-        /// Packets seen per interface, written into the statistics blocks.
-        received: Vec<u64>,
-        /// Forced timestamp resolution (`--time-stamp-precision`), else each interface's own.
-        resolution: Option<TsResolution>,
-    },
-    Print {
-        out: io::BufWriter<io::Stdout>,
-        printer: Box<PacketPrinter>,
-    },
-}
-
-/// The compiled filter, per link type (a pcapng file may hold several).
-struct Filters {
-    expr: String,
-    engine: Option<crate::bpf_cmd::Engine>,
-    /// Whether to run sift's optimizer (tcpdump's default; `-O` turns it off).
-    optimize: bool,
-    resolver: sift_filter::SystemResolver,
-    by_link_type: std::collections::HashMap<LinkType, sift_jit::Filter>,
-}
-
-impl Filters {
-    /// The engine of the compiled filters (`jit` or `interp`).
-    fn engine_name(&self) -> &'static str {
-        self.by_link_type.values().next().map(|f| f.engine_name()).unwrap_or("none")
-    }
-
-    /// Whether the packet passes, compiling the expression for its link type on first use.
-    fn accepts(&mut self, packet: &Packet<'_>, iface: &Interface) -> anyhow::Result<bool> {
-        self.prepare(iface)?;
-        Ok(self.by_link_type[&packet.link_type].run(packet.data, packet.wire_len) != 0)
-    }
-
-    /// Compiles the expression for the interface's link type, unless that was done already.
-    fn prepare(&mut self, iface: &Interface) -> anyhow::Result<()> {
-        if !self.by_link_type.contains_key(&iface.link_type) {
-            let snaplen = if iface.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { iface.snaplen };
-            let prog = compile_for_file(
-                &self.expr,
-                &self.resolver,
-                iface.link_type,
-                snaplen,
-                self.optimize,
-            )?;
-            let validated =
-                sift_verify::validate(&prog, sift_verify::Mode::Libpcap).map_err(|e| {
-                    anyhow::anyhow!("internal error: the compiled filter is invalid: {e}")
-                })?;
-            let filter = match self.engine {
-                Some(crate::bpf_cmd::Engine::Interp) => sift_jit::Filter::interpreter(&validated),
-                _ => sift_jit::Filter::new(&validated),
-            };
-            self.by_link_type.insert(iface.link_type, filter);
-        }
-        Ok(())
-    }
-}
-
-/// Compiles `expr` as tcpdump does for a capture file of `link_type` (a LINKTYPE_ number) and
-/// `snaplen`; errors are rendered with a caret under the offending span.
-pub(crate) fn compile_for_file(
-    expr: &str,
-    resolver: &dyn sift_filter::Resolver,
-    link_type: LinkType,
-    snaplen: u32,
-    optimize: bool,
-) -> anyhow::Result<sift_insn::Program> {
-    let ctx = sift_compile::Context {
-        link_type: link_type.dlt(),
-        snaplen,
-        // tcpdump reading a file passes netmask 0 (not "unknown"), so `ip broadcast` compiles
-        // and matches only 255.255.255.255 and 0.0.0.0.
-        netmask: Some(0),
-        linux_ext: false,
-        resolver,
-    };
-    sift_compile::compile_program(expr, &ctx, optimize)
-        .map_err(|e| anyhow::anyhow!("{}", e.render(expr).trim_end()))
+    File(Writer<Box<dyn Write + Send>>),
+    Print { out: io::BufWriter<io::Stdout>, printer: Box<PacketPrinter> },
 }
 
 /// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces).
@@ -262,33 +122,53 @@ pub(crate) fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
     Ok(if text.trim().is_empty() { None } else { Some(text) })
 }
 
+/// The `-r` arguments as files (patterns expanded).
+fn inputs(read: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    sift::input::expand(read).map_err(|e| match e {
+        InputError::StdinWithOthers => {
+            anyhow!("standard input (-r -) cannot be merged with other files")
+        }
+        e => e.into(),
+    })
+}
+
+/// An output error in the command line's words (naming the option that helps).
+pub(crate) fn output_error(e: OutputError) -> anyhow::Error {
+    match e {
+        OutputError::LinkTypeMismatch { packet, output } => anyhow!(
+            "this packet has link type {packet} but the pcap output holds {output} only; \
+             write pcapng (--pcapng) to keep captures with several link types"
+        ),
+        OutputError::RotateStdout => {
+            anyhow!("-C and -G need a file name for -w, not standard output")
+        }
+        e => e.into(),
+    }
+}
+
 /// Runs the default mode.
 pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
-    let mut filters = expression(&args)?.map(|expr| Filters {
-        expr,
-        engine: args.engine,
-        optimize: !args.no_optimize,
-        resolver: sift_filter::SystemResolver::new(),
-        by_link_type: std::collections::HashMap::new(),
-    });
+    let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
+    let mut filter = expression(&args)?
+        .map(|expr| Filter::new(expr).with_engine(engine).with_optimizer(!args.no_optimize));
     if args.read.is_empty() {
         bail!("no input: give a capture file with -r FILE or an interface with -i IFACE");
     }
     if args.count_only && args.write.is_some() {
         bail!("--count prints the number of matching packets; it cannot be combined with -w");
     }
-    let inputs = crate::source::expand_inputs(&args.read)?;
-    let mut source = crate::source::open(&inputs)?;
+    let inputs = inputs(&args.read)?;
+    let mut source = Source::open(&inputs)?;
     let precision = args.precision();
-    eprintln!("{}", crate::source::describe(&inputs, source.as_ref()));
+    eprintln!("{}", source.describe());
 
     // Like tcpdump, compile before writing anything, so a bad expression leaves no output file.
-    if let (Some(f), Some(first)) = (filters.as_mut(), source.interfaces().first()) {
+    if let (Some(f), Some(first)) = (filter.as_mut(), source.interfaces().first()) {
         f.prepare(first)?;
     }
     let mut progress = crate::progress::Progress::new(source.progress().1);
     if let Some(done) =
-        run_parallel(&args, &inputs, source.as_ref(), filters.as_mut(), precision, &mut progress)?
+        run_parallel(&args, &inputs, &source, filter.as_mut(), precision, &mut progress)?
     {
         return done;
     }
@@ -307,19 +187,19 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         if read & 0xffff == 0 && read > 0 {
             progress.update(source.progress().0, copied);
         }
-        let (packet, interfaces) = match source.next() {
+        let (packet, interfaces) = match source.next_packet() {
             Ok(Some(next)) => next,
             Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
+            Err(e) => break Err(e.into()),
         };
         read += 1;
-        if let Some(f) = filters.as_mut() {
+        if let Some(f) = filter.as_mut() {
             match f.accepts(&packet, &interfaces[packet.interface as usize]) {
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(e) => {
                     filter_failed = true;
-                    break Err(e);
+                    break Err(e.into());
                 }
             }
         }
@@ -349,7 +229,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         sink = Some(open_sink(&args, precision, &fallback)?);
     }
     let finished = sink.map(finish).unwrap_or(Ok(()));
-    let engine = filters.as_ref().map(Filters::engine_name);
+    let engine = filter.as_ref().map(Filter::engine_name);
     conclude(&args, engine, read, copied, &source.clipped(), outcome, finished, filter_failed)
 }
 
@@ -387,7 +267,7 @@ fn conclude(
     }
     for result in [outcome, finished.context("writing output")] {
         if let Err(e) = result {
-            if is_broken_pipe(&e) {
+            if e.chain().any(sift::output::is_broken_pipe) {
                 return Ok(ExitCode::SUCCESS);
             }
             return Err(e);
@@ -396,104 +276,52 @@ fn conclude(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The parallel path ([`crate::parallel`]) for one large classic pcap file, when the output
+/// The parallel path ([`sift::parallel`]) for one large classic pcap file, when the output
 /// allows it (pcap, `--count`, or printing), there is no `-c`, and there are several cores.
 /// `None`: take the sequential path.
 fn run_parallel(
     args: &DumpArgs,
     inputs: &[PathBuf],
-    source: &dyn crate::source::Source,
-    filters: Option<&mut Filters>,
+    source: &Source,
+    filter: Option<&mut Filter>,
     precision: Option<Precision>,
     progress: &mut crate::progress::Progress,
 ) -> anyhow::Result<Option<anyhow::Result<ExitCode>>> {
-    let threads = crate::parallel::threads();
+    let threads = sift::parallel::threads();
     if inputs.len() != 1 || args.count.is_some() || args.pcapng || threads < 2 {
         return Ok(None);
     }
     let Some(file) = source.pcap_bytes() else { return Ok(None) };
-    if file.len() < 2 * crate::parallel::CHUNK_BYTES {
+    if !sift::parallel::worth_splitting(&file) {
         return Ok(None);
     }
     let Some(iface) = source.interfaces().first().cloned() else { return Ok(None) };
-    let (filter, engine) = match filters {
-        Some(f) => {
-            f.prepare(&iface)?;
-            (Some(&f.by_link_type[&iface.link_type]), Some(f.engine_name()))
-        }
-        None => (None, None),
+    let compiled = match filter {
+        Some(f) => Some(f.prepare(&iface)?),
+        None => None,
     };
-    let keep = |p: &Packet<'_>| filter.is_none_or(|f| f.run(p.data, p.wire_len) != 0);
+    let engine = compiled.map(|c| c.engine_name());
     let shown = inputs[0].display().to_string();
     let mut sink = if args.count_only { None } else { Some(open_sink(args, precision, &iface)?) };
+    let update = |at, kept| progress.update(at, kept);
     let (totals, outcome) = match sink.as_mut() {
-        None => crate::parallel::run(file, threads, &keep, &|_, _| Ok(()), |_, at, kept| {
-            progress.update(at, kept);
-            Ok(())
-        }),
-        Some(Sink::Pcap { writer, .. }) => {
-            let precision = writer.precision();
-            let encode = |p: &Packet<'_>, out: &mut Encoded| -> anyhow::Result<()> {
-                // A record already as the output has it is copied from the mapping by the
-                // kernel when written; others are encoded.
-                if let Some(range) = file.verbatim(p, precision) {
-                    out.verbatim(range);
-                    return Ok(());
-                }
-                let h = PcapWriter::<Box<dyn Write>>::record_header(
-                    precision,
-                    p.timestamp,
-                    p.wire_len,
-                    p.data.len(),
-                )?;
-                out.buf.extend_from_slice(&h);
-                out.buf.extend_from_slice(p.data);
-                Ok(())
-            };
-            crate::parallel::run(file, threads, &keep, &encode, |out, at, kept| {
-                progress.update(at, kept);
-                Ok(writer.write_pieces(out.pieces(file.bytes()))?)
-            })
-        }
+        None => sift::parallel::count(file, threads, compiled, update),
+        Some(Sink::File(writer)) => match writer.pcap_writer() {
+            Some(pcap) => sift::parallel::copy(file, threads, compiled, pcap, update),
+            None => return Ok(None),
+        },
+        // Printing keeps state across packets (relative TCP sequence numbers, time deltas), so
+        // this thread prints the kept packets, in order.
         Some(Sink::Print { out, printer }) => {
-            // Printing keeps state across packets (relative TCP sequence numbers, time
-            // deltas), so workers only filter: they pass the kept packets on as records, and
-            // this thread prints them in order.
-            let encode = |p: &Packet<'_>, out: &mut Encoded| -> anyhow::Result<()> {
-                crate::parallel::encode_packet(&mut out.buf, p);
-                Ok(())
-            };
-            crate::parallel::run(file, threads, &keep, &encode, |chunk, at, kept| {
-                progress.update(at, kept);
-                for p in crate::parallel::decode_packets(&chunk.buf, iface.link_type) {
-                    printer.print(out, &p)?;
-                }
-                Ok(())
-            })
+            let print = |p: &Packet<'_>| printer.print(out, p);
+            sift::parallel::for_each(file, threads, compiled, iface.link_type, print, update)
         }
-        Some(Sink::Pcapng { .. }) => return Ok(None),
     };
     progress.clear();
-    let outcome = outcome.map_err(|e| e.context(shown.clone()));
+    let outcome = outcome.map_err(|e| anyhow::Error::new(e).context(shown.clone()));
     let finished = sink.map(finish).unwrap_or(Ok(()));
     let clipped = vec![(shown, totals.clipped)];
     Ok(Some(conclude(args, engine, totals.read, totals.kept, &clipped, outcome, finished, false)))
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<sift_pcap::WriteError>()
-                .is_some_and(|w| matches!(w, sift_pcap::WriteError::Io(io) if io.kind() == io::ErrorKind::BrokenPipe))
-    })
-}
-
-fn open_output(path: &PathBuf) -> anyhow::Result<Box<dyn Write>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(io::stdout()));
-    }
-    let file = File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-    Ok(Box::new(file))
 }
 
 fn open_sink(
@@ -508,70 +336,25 @@ fn open_sink(
             printer,
         });
     };
-    let out = open_output(path)?;
-    if args.pcapng {
-        let writer = PcapngWriter::new(out)?;
-        let resolution = precision.map(Precision::resolution);
-        return Ok(Sink::Pcapng { writer, described: 0, received: Vec::new(), resolution });
-    }
-    let snaplen = if first.snaplen == 0 { sift_pcap::MAX_CAPLEN } else { first.snaplen };
-    let writer = PcapWriter::new(
-        out,
-        first.link_type,
-        first.link_type_ext,
-        snaplen,
-        precision.unwrap_or_default(),
-    )?;
-    Ok(Sink::Pcap { writer, link_type: first.link_type })
+    let out = sift::output::create(path)?;
+    let writer = if args.pcapng {
+        Writer::pcapng(out, precision.map(Precision::resolution))?
+    } else {
+        Writer::pcap(out, first, precision.unwrap_or_default())?
+    };
+    Ok(Sink::File(writer))
 }
 
 fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyhow::Result<()> {
     match sink {
-        Sink::Pcap { writer, link_type } => {
-            if packet.link_type != *link_type {
-                bail!(
-                    "this packet has link type {} but the pcap output holds {} only; \
-                     write pcapng (--pcapng) to keep captures with several link types",
-                    packet.link_type,
-                    link_type
-                );
-            }
-            writer.write(packet.timestamp, packet.wire_len, packet.data)?;
-        }
-        Sink::Pcapng { writer, described, received, resolution } => {
-            // Describe every interface the reader knows, in order, so output IDs equal input
-            // indices.
-            while *described < interfaces.len() {
-                let mut iface = interfaces[*described].clone();
-                iface.ts_resolution = resolution.unwrap_or(iface.ts_resolution);
-                writer.add_interface(&iface)?;
-                *described += 1;
-                received.push(0);
-            }
-            received[packet.interface as usize] += 1;
-            writer.write(packet.interface, packet.timestamp, packet.wire_len, packet.data)?;
-        }
-        Sink::Print { out, printer } => printer.print(out, packet)?,
+        Sink::File(writer) => writer.write(packet, interfaces).map_err(output_error),
+        Sink::Print { out, printer } => Ok(printer.print(out, packet)?),
     }
-    Ok(())
 }
 
 fn finish(sink: Sink) -> anyhow::Result<()> {
     match sink {
-        Sink::Pcap { writer, .. } => {
-            writer.finish()?.flush()?;
-        }
-        Sink::Pcapng { mut writer, received, .. } => {
-            for (id, n) in received.iter().enumerate() {
-                let stats = sift_pcap::InterfaceStats {
-                    received: Some(*n),
-                    filter_accepted: Some(*n),
-                    ..Default::default()
-                };
-                writer.set_stats(id as u32, stats)?;
-            }
-            writer.finish()?.flush()?;
-        }
+        Sink::File(writer) => drop(writer.finish()?),
         Sink::Print { mut out, .. } => out.flush()?,
     }
     Ok(())

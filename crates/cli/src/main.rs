@@ -1,8 +1,9 @@
-//! The `sift` command: a thin front end over sift's libraries.
+//! The `sift` command: a thin front end over the `sift` library and sift's other crates.
 //!
 //! Without a subcommand `sift` behaves like tcpdump (`-r`, `-w`, `-c`…); subcommands hold what
-//! tcpdump has no flag for. Each mode lives in its own module; this file only parses and
-//! dispatches, and turns errors into tcpdump's exit status 1.
+//! tcpdump has no flag for. Each mode lives in its own module, which parses its options, calls
+//! the library and prints; this file only parses and dispatches, and turns errors into
+//! tcpdump's exit status 1.
 #![forbid(unsafe_code)]
 
 mod bench_cmd;
@@ -13,10 +14,9 @@ mod dump;
 mod gen_cmd;
 mod inject_cmd;
 mod live;
-mod parallel;
 mod plot;
+mod print;
 mod progress;
-mod source;
 
 use std::process::ExitCode;
 

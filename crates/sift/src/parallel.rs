@@ -1,4 +1,4 @@
-//! The default mode on every core, for large classic pcap files.
+//! Filtering a large classic pcap file on every core, with the output of one thread.
 //!
 //! The mapped file is cut into chunks of [`CHUNK_BYTES`]; worker threads each take the next
 //! chunk, find its first record ([`sift_pcap::split`]: a guessed sync point), filter its
@@ -7,30 +7,77 @@
 //! by the kernel's `writev` from the mapping, and the buffers are reused). The calling
 //! thread consumes the buffers strictly in file order, after checking that each chunk started
 //! exactly where the previous one stopped (and redoing it from there when the guess was wrong),
-//! so the output is byte for byte that of the sequential path. Workers run at most
-//! [`WINDOW_PER_THREAD`] chunks per thread ahead of the writer, which bounds memory. Damage in
+//! so the output is byte for byte that of a sequential read. Workers run at most
+//! [`WINDOW_PER_THREAD`] chunks per thread ahead of the consumer, which bounds memory. Damage in
 //! the file ends the run after every packet before it has been consumed, as sequentially.
+//!
+//! [`copy`] (a filtered pcap copy), [`count`] and [`for_each`] (kept packets handed to the
+//! calling thread in order, e.g. to print them) are built on [`run`].
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
 use sift_pcap::split::PcapBytes;
-use sift_pcap::{ClippedRecords, Packet};
+use sift_pcap::{ClippedRecords, LinkType, Packet, PcapWriter, Timestamp};
+
+use crate::filter::Compiled;
+use crate::output::OutputError;
 
 /// Bytes of input per chunk.
 pub const CHUNK_BYTES: u64 = 8 << 20;
 
-/// How many chunks per worker may wait, encoded, for the writer.
-const WINDOW_PER_THREAD: usize = 3;
+/// How many chunks per worker may wait, encoded, for the consumer.
+pub const WINDOW_PER_THREAD: usize = 3;
+
+/// Why a parallel run stopped early.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParallelError {
+    /// Damage in the file (located).
+    #[error(transparent)]
+    Read(#[from] sift_pcap::Error),
+    /// A kept packet that cannot be encoded for the output.
+    #[error("packet at byte {offset}")]
+    Encode {
+        /// The packet's offset in the file.
+        offset: u64,
+        /// Why.
+        #[source]
+        source: OutputError,
+    },
+    /// The consumer failed (writing the output).
+    #[error(transparent)]
+    Output(OutputError),
+    /// A worker thread ended without handing over its chunk (a bug).
+    #[error("internal error: a worker thread ended early")]
+    WorkerEnded,
+}
 
 /// What a run read and kept.
-#[derive(Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Totals {
+    /// Packets read.
     pub read: u64,
+    /// Packets the filter kept.
     pub kept: u64,
+    /// Records cut to the snapshot length.
     pub clipped: ClippedRecords,
+}
+
+/// Whether `file` is large enough (two chunks or more) for the threads to pay off.
+pub fn worth_splitting(file: &PcapBytes<'_>) -> bool {
+    file.len() >= 2 * CHUNK_BYTES
+}
+
+/// Worker threads to use: `SIFT_THREADS` if set, else every available core.
+pub fn threads() -> usize {
+    if let Some(n) = std::env::var("SIFT_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        return n.max(1);
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 /// A chunk's output: bytes encoded into `buf`, with runs of the input file inserted between
@@ -82,7 +129,7 @@ struct Chunk {
     kept: u64,
     clipped: ClippedRecords,
     /// What ended the chunk early: damage in the file or a packet that cannot be encoded.
-    error: Option<anyhow::Error>,
+    error: Option<ParallelError>,
 }
 
 /// Filters and encodes (into `out`, cleared first) the records from `start` up to the first one
@@ -97,7 +144,7 @@ fn process<K, E>(
 ) -> Chunk
 where
     K: Fn(&Packet<'_>) -> bool,
-    E: Fn(&Packet<'_>, &mut Encoded) -> anyhow::Result<()>,
+    E: Fn(&Packet<'_>, &mut Encoded) -> Result<(), OutputError>,
 {
     out.clear();
     let mut chunk = Chunk {
@@ -114,7 +161,7 @@ where
         let packet = match packet {
             Ok(p) => p,
             Err(e) => {
-                chunk.error = Some(anyhow::Error::new(e));
+                chunk.error = Some(ParallelError::Read(e));
                 break;
             }
         };
@@ -122,8 +169,8 @@ where
         if !keep(&packet) {
             continue;
         }
-        if let Err(e) = encode(&packet, &mut chunk.out) {
-            chunk.error = Some(e.context(format!("packet at byte {}", packet.offset)));
+        if let Err(source) = encode(&packet, &mut chunk.out) {
+            chunk.error = Some(ParallelError::Encode { offset: packet.offset, source });
             break;
         }
         chunk.kept += 1;
@@ -135,7 +182,7 @@ where
 
 /// Runs `keep` and `encode` over every packet of `file` on `threads` workers and hands the
 /// encoded chunks to `consume` in file order (with the offset reached and packets kept so far,
-/// for progress). Returns the totals, or the first error after consuming everything before it.
+/// for progress). Returns the totals, and the first error after consuming everything before it.
 /// Chunk buffers go back to the workers once consumed.
 pub fn run<K, E, C>(
     file: PcapBytes<'_>,
@@ -143,11 +190,11 @@ pub fn run<K, E, C>(
     keep: &K,
     encode: &E,
     mut consume: C,
-) -> (Totals, anyhow::Result<()>)
+) -> (Totals, Result<(), ParallelError>)
 where
     K: Fn(&Packet<'_>) -> bool + Sync,
-    E: Fn(&Packet<'_>, &mut Encoded) -> anyhow::Result<()> + Sync,
-    C: FnMut(&Encoded, u64, u64) -> anyhow::Result<()>,
+    E: Fn(&Packet<'_>, &mut Encoded) -> Result<(), OutputError> + Sync,
+    C: FnMut(&Encoded, u64, u64) -> Result<(), OutputError>,
 {
     let first = file.first_record();
     let body = file.len().saturating_sub(first);
@@ -158,7 +205,7 @@ where
 
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // How many chunks the writer has consumed, for the window.
+    // How many chunks the consumer has taken, for the window.
     let consumed = (Mutex::new(0usize), Condvar::new());
     let (tx, rx) = mpsc::channel::<(usize, Chunk)>();
     // Consumed chunks' buffers, for the next chunks.
@@ -219,7 +266,7 @@ where
             };
             let Some(mut chunk) = chunk else {
                 finish(&stop);
-                return Err(anyhow::anyhow!("internal error: a worker thread ended early"));
+                return Err(ParallelError::WorkerEnded);
             };
             if chunk.start != prev_stop {
                 // The guess was wrong (or there was none): redo the chunk from the true start.
@@ -234,7 +281,7 @@ where
             }
             if let Err(e) = consume(&chunk.out, chunk.stop, totals.kept) {
                 finish(&stop);
-                return Err(e);
+                return Err(ParallelError::Output(e));
             }
             if let Some(e) = chunk.error {
                 finish(&stop);
@@ -251,17 +298,95 @@ where
     (totals, result)
 }
 
-/// Worker threads to use: `SIFT_THREADS` if set, else every available core.
-pub fn threads() -> usize {
-    if let Some(n) = std::env::var("SIFT_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
-        return n.max(1);
-    }
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+/// Whether `filter` (none: keep everything) keeps `p`.
+#[inline]
+fn kept(filter: Option<&Compiled>, p: &Packet<'_>) -> bool {
+    filter.is_none_or(|f| f.accepts(p.data, p.wire_len))
 }
 
-/// Appends `p` to `buf` as an internal record (timestamp, lengths, bytes), for
-/// [`decode_packets`] on the consuming thread.
-pub fn encode_packet(buf: &mut Vec<u8>, p: &Packet<'_>) {
+/// Counts the packets of `file` that `filter` keeps; `progress` gets the offset reached and the
+/// count so far after each chunk.
+pub fn count(
+    file: PcapBytes<'_>,
+    threads: usize,
+    filter: Option<&Compiled>,
+    mut progress: impl FnMut(u64, u64),
+) -> (Totals, Result<(), ParallelError>) {
+    let keep = |p: &Packet<'_>| kept(filter, p);
+    run(file, threads, &keep, &|_, _| Ok(()), |_, at, kept| {
+        progress(at, kept);
+        Ok(())
+    })
+}
+
+/// Appends the packets of `file` that `filter` keeps to `writer` (a pcap file already started,
+/// normally with the input's link type and snapshot length), exactly as writing them one by one
+/// would. Records that are already what the writer would write are written straight from the
+/// mapping; `progress` as for [`count`].
+pub fn copy<W: Write>(
+    file: PcapBytes<'_>,
+    threads: usize,
+    filter: Option<&Compiled>,
+    writer: &mut PcapWriter<W>,
+    mut progress: impl FnMut(u64, u64),
+) -> (Totals, Result<(), ParallelError>) {
+    let keep = |p: &Packet<'_>| kept(filter, p);
+    let precision = writer.precision();
+    let encode = |p: &Packet<'_>, out: &mut Encoded| -> Result<(), OutputError> {
+        // A record already as the output has it is copied from the mapping by the kernel when
+        // written; others are encoded.
+        if let Some(range) = file.verbatim(p, precision) {
+            out.verbatim(range);
+            return Ok(());
+        }
+        let h = PcapWriter::<io::Sink>::record_header(
+            precision,
+            p.timestamp,
+            p.wire_len,
+            p.data.len(),
+        )?;
+        out.buf.extend_from_slice(&h);
+        out.buf.extend_from_slice(p.data);
+        Ok(())
+    };
+    run(file, threads, &keep, &encode, |out, at, kept| {
+        progress(at, kept);
+        Ok(writer.write_pieces(out.pieces(file.bytes()))?)
+    })
+}
+
+/// Hands the packets of `file` that `filter` keeps, of link type `link_type`, to `each` on the
+/// calling thread, in file order (for work that keeps state across packets, such as printing
+/// relative sequence numbers); `progress` as for [`count`]. Workers only filter: they pass the
+/// kept packets on as records in reused buffers.
+pub fn for_each(
+    file: PcapBytes<'_>,
+    threads: usize,
+    filter: Option<&Compiled>,
+    link_type: LinkType,
+    mut each: impl FnMut(&Packet<'_>) -> io::Result<()>,
+    mut progress: impl FnMut(u64, u64),
+) -> (Totals, Result<(), ParallelError>) {
+    let keep = |p: &Packet<'_>| kept(filter, p);
+    let encode = |p: &Packet<'_>, out: &mut Encoded| -> Result<(), OutputError> {
+        encode_packet(&mut out.buf, p);
+        Ok(())
+    };
+    run(file, threads, &keep, &encode, |chunk, at, kept| {
+        progress(at, kept);
+        for p in decode_packets(&chunk.buf, link_type) {
+            each(&p)?;
+        }
+        Ok(())
+    })
+}
+
+/// Bytes before each packet's data in [`encode_packet`]'s records.
+const PACKET_HEAD: usize = 8 + 4 + 4 + 4 + 8;
+
+/// Appends `p` to `buf` as an internal record (timestamp, lengths, offset, bytes), for
+/// [`decode_packets`].
+fn encode_packet(buf: &mut Vec<u8>, p: &Packet<'_>) {
     buf.extend_from_slice(&p.timestamp.secs.to_le_bytes());
     buf.extend_from_slice(&p.timestamp.nanos.to_le_bytes());
     buf.extend_from_slice(&p.wire_len.to_le_bytes());
@@ -271,28 +396,68 @@ pub fn encode_packet(buf: &mut Vec<u8>, p: &Packet<'_>) {
 }
 
 /// The packets [`encode_packet`] wrote into `buf`, with link type `link_type`.
-pub fn decode_packets(
-    buf: &[u8],
-    link_type: sift_pcap::LinkType,
-) -> impl Iterator<Item = Packet<'_>> {
+fn decode_packets(buf: &[u8], link_type: LinkType) -> impl Iterator<Item = Packet<'_>> {
     let mut rest = buf;
     std::iter::from_fn(move || {
-        const HEAD: usize = 8 + 4 + 4 + 4 + 8;
-        if rest.len() < HEAD {
+        if rest.len() < PACKET_HEAD {
             return None;
         }
         let u32_at = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(rest[i..i + 8].try_into().expect("8 bytes"));
         let caplen = u32_at(16) as usize;
         let packet = Packet {
-            timestamp: sift_pcap::Timestamp { secs: u64_at(0), nanos: u32_at(8) },
+            timestamp: Timestamp { secs: u64_at(0), nanos: u32_at(8) },
             wire_len: u32_at(12),
-            data: rest.get(HEAD..HEAD + caplen)?,
+            data: rest.get(PACKET_HEAD..PACKET_HEAD + caplen)?,
             interface: 0,
             link_type,
             offset: u64_at(20),
         };
-        rest = &rest[HEAD + caplen..];
+        rest = &rest[PACKET_HEAD + caplen..];
         Some(packet)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_interleave_buffer_and_file_runs_in_order() {
+        let file = b"0123456789";
+        let mut e = Encoded::default();
+        e.buf.extend_from_slice(b"ab");
+        e.verbatim(2..4);
+        e.verbatim(4..6); // adjacent: merged with the previous run
+        e.buf.extend_from_slice(b"cd");
+        e.verbatim(8..10);
+        e.verbatim(0..1); // at the same place in `buf` but not adjacent in the file
+        let got: Vec<u8> = e.pieces(file).flatten().copied().collect();
+        assert_eq!(got, b"ab2345cd890");
+        assert_eq!(e.pieces(file).count(), 5, "adjacent runs are one piece");
+    }
+
+    #[test]
+    fn packets_round_trip_through_the_internal_records() {
+        let data = [[1u8, 2, 3].as_slice(), &[], &[9; 70]];
+        let mut buf = Vec::new();
+        for (i, d) in data.iter().enumerate() {
+            let p = Packet {
+                timestamp: Timestamp::new(i as u64 + 1_000, 7 * i as u32),
+                wire_len: d.len() as u32 + 4,
+                data: d,
+                interface: 0,
+                link_type: LinkType::RAW,
+                offset: 24 + 100 * i as u64,
+            };
+            encode_packet(&mut buf, &p);
+        }
+        let back: Vec<Packet<'_>> = decode_packets(&buf, LinkType::RAW).collect();
+        assert_eq!(back.len(), 3);
+        for (i, p) in back.iter().enumerate() {
+            assert_eq!(p.data, data[i]);
+            assert_eq!(p.timestamp, Timestamp::new(i as u64 + 1_000, 7 * i as u32));
+            assert_eq!((p.wire_len, p.offset), (data[i].len() as u32 + 4, 24 + 100 * i as u64));
+        }
+    }
 }

@@ -1,0 +1,21 @@
+//! The `sift` binary end to end: one test binary for everything that needs no set-up beyond
+//! temporary files (live capture, which needs network namespaces, is `tests/live.rs`;
+//! `sift compile` is `tests/compile_cli.rs`). Oracle tests compare with tcpdump, editcap,
+//! mergecap, capinfos, tshark and libpcap where they are installed.
+
+/// `sift bpf …` (check, run, asm, disasm) and `sift bench` on files.
+mod bpf;
+/// `sift -r IN -w OUT` against tcpdump, editcap, capinfos and tshark; damaged inputs.
+mod copy;
+/// `sift diff` over the libpcap corpus's expressions.
+mod diff;
+/// `sift -r X -w A EXPR` against tcpdump, on samples and generated captures.
+mod filter;
+/// `sift inject` argument checks that need no privileges.
+mod inject;
+/// Several inputs merged by time against mergecap; `--count` against tcpdump.
+mod merge_count;
+/// The parallel path gives the sequential path's output, byte for byte.
+mod parallel;
+/// Printed lines against `tcpdump -n`; `--json`.
+mod print;

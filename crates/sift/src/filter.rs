@@ -1,0 +1,279 @@
+//! Filter expressions, compiled once per link type and run on the chosen engine.
+//!
+//! The same expression means different code on different link types (the link-layer header
+//! differs) and snapshot lengths (the accept value), and one pcapng file can mix link types.
+//! So a [`Filter`] keeps the expression and compiles it the first time it meets an interface of
+//! a new link type; after that, a packet costs a look-up in a list that is almost always one
+//! entry long and one run of the engine ([`Engine`]: sift's x86-64 JIT by default, falling back
+//! to the interpreter where there is no JIT, or the interpreter by choice).
+//!
+//! [`compile`] is the one place where an expression becomes a validated program, for files
+//! (`sift -r`), live captures, `bench` and `diff` alike.
+
+use std::fmt;
+
+use sift_compile::CompileError;
+use sift_filter::{Resolver, SystemResolver};
+use sift_pcap::{Interface, LinkType, Packet};
+use sift_verify::{Mode, Validated, ValidationError};
+
+/// A filter engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// Native code (x86-64), falling back to the interpreter elsewhere.
+    #[default]
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
+/// What an expression is compiled for: the packets' link type and snapshot length, and the
+/// context tcpdump gives libpcap's compiler for a capture file or a live interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The link type of the packets.
+    pub link_type: LinkType,
+    /// The snapshot length: the value the program returns for an accepted packet.
+    pub snaplen: u32,
+    /// The IPv4 netmask for `ip broadcast`; `None` when unknown.
+    pub netmask: Option<u32>,
+    /// Whether Linux's ancillary loads (`inbound`, `vlan` on a socket…) may be used.
+    pub linux_ext: bool,
+}
+
+impl Target {
+    /// A capture file's packets, as tcpdump compiles for them: netmask 0 (so `ip broadcast`
+    /// matches only 255.255.255.255 and 0.0.0.0), no Linux extensions.
+    pub fn file(link_type: LinkType, snaplen: u32) -> Target {
+        Target { link_type, snaplen, netmask: Some(0), linux_ext: false }
+    }
+
+    /// The packets of a capture file's interface (a snapshot length of 0 means the largest).
+    pub fn interface(iface: &Interface) -> Target {
+        Target::file(iface.link_type, snaplen_or_max(iface.snaplen))
+    }
+
+    /// A live capture's packets, as libpcap compiles for a Linux socket: netmask unknown,
+    /// Linux's ancillary loads available.
+    pub fn live(link_type: LinkType, snaplen: u32) -> Target {
+        Target { link_type, snaplen, netmask: None, linux_ext: true }
+    }
+}
+
+/// A snapshot length of 0 (pcapng: "no limit") as the largest one sift accepts.
+pub(crate) fn snaplen_or_max(snaplen: u32) -> u32 {
+    if snaplen == 0 { sift_pcap::MAX_CAPLEN } else { snaplen }
+}
+
+/// Why an expression gives no filter.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FilterError {
+    /// The expression does not compile; shown with a caret under the offending text.
+    #[error("{}", .error.render(.expr).trim_end())]
+    Compile {
+        /// The expression.
+        expr: String,
+        /// The compiler's error (message and span).
+        error: CompileError,
+    },
+    /// The compiler produced a program the validator refuses (a bug in sift).
+    #[error("internal error: the compiled filter is invalid: {0}")]
+    Invalid(ValidationError),
+}
+
+impl FilterError {
+    /// Whether the optimizer proved that the expression can never match ("expression rejects
+    /// all packets", as libpcap says): an answer, not a mistake in the expression.
+    pub fn rejects_all(&self) -> bool {
+        matches!(self, FilterError::Compile { error, .. }
+            if error.message == sift_compile::opt::REJECTS_ALL)
+    }
+}
+
+/// Compiles `expr` for `target` (optimized when `optimize`, as tcpdump does unless `-O`) and
+/// validates the program with libpcap's rules. Names in the expression are looked up with
+/// `resolver`.
+pub fn compile(
+    expr: &str,
+    target: &Target,
+    optimize: bool,
+    resolver: &dyn Resolver,
+) -> Result<Validated, FilterError> {
+    let ctx = sift_compile::Context {
+        link_type: target.link_type.dlt(),
+        snaplen: target.snaplen,
+        netmask: target.netmask,
+        linux_ext: target.linux_ext,
+        resolver,
+    };
+    let program = sift_compile::compile_program(expr, &ctx, optimize)
+        .map_err(|error| FilterError::Compile { expr: expr.to_owned(), error })?;
+    sift_verify::validate(&program, Mode::Libpcap).map_err(FilterError::Invalid)
+}
+
+/// A validated program ready to run on one engine.
+#[derive(Debug)]
+pub struct Compiled {
+    filter: sift_jit::Filter,
+}
+
+impl Compiled {
+    /// `program` on `engine`.
+    pub fn new(program: &Validated, engine: Engine) -> Compiled {
+        let filter = match engine {
+            Engine::Jit => sift_jit::Filter::new(program),
+            Engine::Interp => sift_jit::Filter::interpreter(program),
+        };
+        Compiled { filter }
+    }
+
+    /// The program's return value on a packet of `wire_len` bytes of which `data` was captured
+    /// (0: reject; otherwise how many bytes to keep).
+    #[inline]
+    pub fn run(&self, data: &[u8], wire_len: u32) -> u32 {
+        self.filter.run(data, wire_len)
+    }
+
+    /// Whether the program accepts the packet.
+    #[inline]
+    pub fn accepts(&self, data: &[u8], wire_len: u32) -> bool {
+        self.run(data, wire_len) != 0
+    }
+
+    /// The engine that runs: `jit` or `interp` (also when the JIT fell back).
+    pub fn engine_name(&self) -> &'static str {
+        self.filter.engine_name()
+    }
+}
+
+/// An expression compiled for each link type it meets, on first use.
+pub struct Filter {
+    expr: String,
+    engine: Engine,
+    optimize: bool,
+    resolver: Box<dyn Resolver + Send>,
+    /// The programs so far, by link type (in the order met; nearly always one).
+    compiled: Vec<(LinkType, Compiled)>,
+}
+
+impl fmt::Debug for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Filter")
+            .field("expr", &self.expr)
+            .field("engine", &self.engine)
+            .field("optimize", &self.optimize)
+            .field("compiled", &self.compiled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Filter {
+    /// `expr` (pcap-filter syntax), optimized, on the JIT, with names looked up in the system's
+    /// `/etc` files (never DNS). Nothing is compiled before the first interface is met.
+    pub fn new(expr: impl Into<String>) -> Filter {
+        Filter {
+            expr: expr.into(),
+            engine: Engine::default(),
+            optimize: true,
+            resolver: Box::new(SystemResolver::new()),
+            compiled: Vec::new(),
+        }
+    }
+
+    /// Runs on `engine` instead.
+    pub fn with_engine(mut self, engine: Engine) -> Filter {
+        self.engine = engine;
+        self
+    }
+
+    /// Whether to run sift's optimizer (the default; it never changes a verdict).
+    pub fn with_optimizer(mut self, optimize: bool) -> Filter {
+        self.optimize = optimize;
+        self
+    }
+
+    /// Looks names up with `resolver` instead of the system's files.
+    pub fn with_resolver(mut self, resolver: Box<dyn Resolver + Send>) -> Filter {
+        self.resolver = resolver;
+        self
+    }
+
+    /// The expression.
+    pub fn expression(&self) -> &str {
+        &self.expr
+    }
+
+    /// The program for the packets of `iface`, compiled now unless its link type was met
+    /// before.
+    pub fn prepare(&mut self, iface: &Interface) -> Result<&Compiled, FilterError> {
+        let index = match self.compiled.iter().position(|(lt, _)| *lt == iface.link_type) {
+            Some(i) => i,
+            None => {
+                let target = Target::interface(iface);
+                let program = compile(&self.expr, &target, self.optimize, self.resolver.as_ref())?;
+                self.compiled.push((iface.link_type, Compiled::new(&program, self.engine)));
+                self.compiled.len() - 1
+            }
+        };
+        Ok(&self.compiled[index].1)
+    }
+
+    /// Whether `packet`, from interface `iface`, passes.
+    #[inline]
+    pub fn accepts(&mut self, packet: &Packet<'_>, iface: &Interface) -> Result<bool, FilterError> {
+        Ok(self.prepare(iface)?.accepts(packet.data, packet.wire_len))
+    }
+
+    /// The engine of the programs compiled so far (`jit` or `interp`; `none` before the first).
+    pub fn engine_name(&self) -> &'static str {
+        self.compiled.first().map_or("none", |(_, c)| c.engine_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sift_pcap::{Timestamp, TsResolution};
+
+    fn packet(link_type: LinkType, data: &[u8]) -> Packet<'_> {
+        Packet {
+            timestamp: Timestamp::default(),
+            wire_len: data.len() as u32,
+            data,
+            interface: 0,
+            link_type,
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn compiles_once_per_link_type() {
+        let en = Interface::new(LinkType::EN10MB, 65_535, TsResolution::MICRO);
+        let raw = Interface::new(LinkType::RAW, 0, TsResolution::MICRO);
+        let mut f = Filter::new("ip").with_resolver(Box::new(sift_filter::TableResolver::empty()));
+        assert_eq!(f.engine_name(), "none");
+        // An IPv4 header: IPv4 on a raw-IP link, nonsense as an Ethernet frame.
+        let mut ipv4 = [0u8; 20];
+        ipv4[0] = 0x45;
+        assert!(f.accepts(&packet(LinkType::RAW, &ipv4), &raw).unwrap());
+        assert!(!f.accepts(&packet(LinkType::EN10MB, &ipv4), &en).unwrap());
+        assert!(f.accepts(&packet(LinkType::RAW, &ipv4), &raw).unwrap());
+        assert_eq!(f.compiled.len(), 2, "one program per link type, compiled once");
+        // The accept value is the snapshot length (0 read as the largest).
+        assert_eq!(f.prepare(&raw).unwrap().run(&ipv4, 20), sift_pcap::MAX_CAPLEN);
+    }
+
+    #[test]
+    fn errors_say_what_and_where() {
+        let raw = Interface::new(LinkType::RAW, 0, TsResolution::MICRO);
+        let mut f = Filter::new("ip and tcp port");
+        let e = f.prepare(&raw).unwrap_err();
+        assert!(!e.rejects_all());
+        assert!(e.to_string().contains("ip and tcp port\n"), "{e}");
+        let mut f = Filter::new("tcp and not tcp");
+        assert!(f.prepare(&raw).unwrap_err().rejects_all());
+        let mut f = Filter::new("tcp and not tcp").with_optimizer(false);
+        assert!(f.prepare(&raw).is_ok(), "only the optimizer proves it");
+    }
+}

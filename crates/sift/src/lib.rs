@@ -1,0 +1,73 @@
+//! sift as a library: what the `sift` command does, for programs that embed it.
+//!
+//! The command line (`crates/cli`) parses arguments and prints; everything between (opening
+//! captures, compiling a filter once per link type and running it on the chosen engine,
+//! copying large files on every core, writing and rotating pcap/pcapng, capturing live,
+//! timing and comparing engines) lives here, so that other front ends (Python bindings, a
+//! libpcap-compatible C library) reach the same code. The modules follow a packet's way:
+//!
+//! * [`input`]: capture files, shell-style patterns and `-` for standard input, several inputs
+//!   merged by time, behind one [`input::Source`];
+//! * [`filter`]: an expression compiled once per link type ([`filter::compile`] is the one
+//!   place an expression becomes a program) and run on the JIT or the interpreter;
+//! * [`parallel`]: a large classic pcap file filtered on every core, with exactly the output of
+//!   one thread;
+//! * [`output`]: pcap and pcapng files as tcpdump writes them, and tcpdump's `-C`/`-G`/`-W`
+//!   rotation;
+//! * [`live`]: live capture on one socket or a fan-out group, handing packets to a
+//!   [`live::Sink`];
+//! * [`bench`](mod@bench) and [`diff`]: every engine timed, or compared verdict by verdict, on the same
+//!   packets.
+//!
+//! [`Capture`] is the short way in. Filtering a capture into a new pcap file:
+//!
+//! ```
+//! # fn main() -> Result<(), sift::Error> {
+//! # let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let output = dir.path().join("web.pcap");
+//! let saved = sift::Capture::open(input)?.filter("tcp port 80")?.save(&output)?;
+//! assert_eq!((saved.read, saved.written), (24, 24));
+//!
+//! // Or one packet at a time:
+//! for packet in sift::Capture::open(input)?.filter("tcp[tcpflags] & tcp-syn != 0")? {
+//!     let packet = packet?;
+//!     println!("{}.{:09} {} bytes", packet.timestamp.secs, packet.timestamp.nanos, packet.wire_len);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Errors are typed per module and carry what they are about (the file, the byte offset, the
+//! span of the expression); [`Error`] gathers those of [`Capture`]. An error's message says
+//! what failed and its [`source`](std::error::Error::source) chain says why, so print the
+//! chain (as `anyhow`'s `{:#}` does): `in.pcap: byte 24: truncated packet record header: …`.
+#![forbid(unsafe_code)]
+
+pub mod bench;
+mod capture;
+pub mod diff;
+pub mod filter;
+pub mod input;
+pub mod live;
+pub mod output;
+pub mod parallel;
+
+pub use capture::{Capture, OwnedPacket, Saved};
+pub use filter::{Engine, Filter};
+pub use sift_pcap::{Interface, LinkType, Packet, Timestamp};
+
+/// Why a [`Capture`] cannot be opened, filtered or saved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Opening or reading the input.
+    #[error(transparent)]
+    Input(#[from] input::InputError),
+    /// Compiling the filter.
+    #[error(transparent)]
+    Filter(#[from] filter::FilterError),
+    /// Writing the output.
+    #[error(transparent)]
+    Output(#[from] output::OutputError),
+}

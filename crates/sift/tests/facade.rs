@@ -1,0 +1,277 @@
+//! The facade through its public API only, as an embedder uses it: the parallel runner gives
+//! one thread's output on any number of threads (also at damage), `Capture` filters and saves
+//! like the sequential parts it is made of, inputs merge by time, writers keep link types
+//! apart, and `bench`/`diff` return the engines' figures and verdicts as data.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sift::filter::Filter;
+use sift::input::Source;
+use sift::output::{OutputError, Writer};
+use sift::parallel::{self, ParallelError};
+use sift_pcap::{Interface, LinkType, Packet, PcapWriter, Precision, Timestamp, TsResolution};
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples").join(name)
+}
+
+/// A generated Ethernet capture of `count` packets (seed `seed`) at `path`.
+fn generate(path: &Path, count: u64, seed: u64) {
+    let config = sift_gen::Config { truncate: 0.05, ..sift_gen::Config::default() };
+    let mut generator = sift_gen::Generator::new(seed, config);
+    let link_type = LinkType::new(generator.link_type() as u16);
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = PcapWriter::new(file, link_type, 0, 262_144, Precision::Micro).unwrap();
+    let mut frame = Vec::new();
+    for _ in 0..count {
+        let meta = generator.next_frame(&mut frame);
+        w.write(Timestamp::new(meta.ts_sec, meta.ts_nsec), meta.wire_len, &frame).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// The large capture (three chunks of the parallel runner), made once per test run.
+fn big_capture() -> &'static Path {
+    static BIG: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    let (_, path) = BIG.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.pcap");
+        generate(&path, 45_000, 21);
+        assert!(std::fs::metadata(&path).unwrap().len() > 2 * parallel::CHUNK_BYTES);
+        (dir, path)
+    });
+    path
+}
+
+/// What filtering a capture gave.
+struct Filtered {
+    /// The filtered pcap copy.
+    bytes: Vec<u8>,
+    /// Every kept packet's (offset, wire length), in order.
+    kept: Vec<(u64, u32)>,
+    /// The error that ended the read, if any.
+    error: Option<String>,
+}
+
+/// What the sequential parts make of `path` with `expr`.
+fn sequential(path: &Path, expr: &str) -> Filtered {
+    let mut source = Source::open(&[path]).unwrap();
+    let mut filter = Filter::new(expr);
+    let first = source.interfaces()[0].clone();
+    let mut writer = Writer::pcap(Vec::new(), &first, Precision::Micro).unwrap();
+    let mut kept = Vec::new();
+    let error = loop {
+        let (p, ifaces) = match source.next_packet() {
+            Ok(Some(next)) => next,
+            Ok(None) => break None,
+            Err(e) => break Some(std::error::Error::source(&e).unwrap().to_string()),
+        };
+        if filter.accepts(&p, &ifaces[p.interface as usize]).unwrap() {
+            writer.write(&p, ifaces).unwrap();
+            kept.push((p.offset, p.wire_len));
+        }
+    };
+    Filtered { bytes: writer.finish().unwrap(), kept, error }
+}
+
+/// What the parallel runner makes of it on `threads` threads (copy, for_each and count must
+/// agree), and how many packets it read.
+fn in_parallel(path: &Path, expr: &str, threads: usize) -> (Filtered, u64) {
+    let source = Source::open(&[path]).unwrap();
+    let file = source.pcap_bytes().expect("a mapped pcap file");
+    let iface = source.interfaces()[0].clone();
+    let mut filter = Filter::new(expr);
+    let compiled = filter.prepare(&iface).unwrap();
+    let mut writer = Writer::pcap(Vec::new(), &iface, Precision::Micro).unwrap();
+    let pcap = writer.pcap_writer().unwrap();
+    let (copied, copy_result) = parallel::copy(file, threads, Some(compiled), pcap, |_, _| {});
+    let mut kept = Vec::new();
+    let (_, each_result) = parallel::for_each(
+        file,
+        threads,
+        Some(compiled),
+        iface.link_type,
+        |p: &Packet<'_>| {
+            kept.push((p.offset, p.wire_len));
+            Ok(())
+        },
+        |_, _| {},
+    );
+    let (counted, count_result) = parallel::count(file, threads, Some(compiled), |_, _| {});
+    assert_eq!((copied.read, copied.kept), (counted.read, counted.kept));
+    assert_eq!(kept.len() as u64, counted.kept);
+    let errors: Vec<Option<String>> = [copy_result, each_result, count_result]
+        .into_iter()
+        .map(|r| r.err().map(|e| e.to_string()))
+        .collect();
+    assert!(errors.iter().all(|e| *e == errors[0]), "{errors:?}");
+    let error = errors[0].clone();
+    (Filtered { bytes: writer.finish().unwrap(), kept, error }, counted.read)
+}
+
+#[test]
+fn threads_change_nothing() {
+    let big = big_capture();
+    for expr in ["tcp", "udp and port 53", "ip6 or arp"] {
+        let one = sequential(big, expr);
+        assert_eq!(one.error, None);
+        assert!(!one.kept.is_empty(), "{expr}");
+        for threads in [1, 2, 3] {
+            let (many, read) = in_parallel(big, expr, threads);
+            assert_eq!(many.error, None, "{expr}, {threads} threads");
+            assert_eq!(read, 45_000);
+            assert_eq!(many.kept, one.kept, "{expr}, {threads} threads");
+            assert!(many.bytes == one.bytes, "{expr}, {threads} threads: the copies differ");
+        }
+    }
+}
+
+#[test]
+fn damage_part_way_ends_where_the_sequential_read_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.pcap");
+    let mut bytes = std::fs::read(big_capture()).unwrap();
+    // A record in the middle of the second chunk claims 4 GiB: damage with a third chunk after.
+    let mut at = 24;
+    while at < (parallel::CHUNK_BYTES * 3 / 2) as usize {
+        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    bytes[at + 8..at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&cut, &bytes).unwrap();
+    let one = sequential(&cut, "tcp");
+    assert!(one.error.is_some(), "the sequential read stops at the damage");
+    for threads in [1, 2, 3] {
+        let (many, _) = in_parallel(&cut, "tcp", threads);
+        assert_eq!(many.error, one.error, "{threads} threads");
+        assert_eq!(many.kept, one.kept, "{threads} threads");
+        assert!(many.bytes == one.bytes, "{threads} threads: the copies differ");
+    }
+}
+
+#[test]
+fn an_encoding_failure_names_the_packet() {
+    // Timestamps past 2106 do not fit a pcap record; the runner reports the first such kept
+    // packet by its offset, after everything before it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ng.pcap");
+    generate(&path, 10, 3);
+    let source = Source::open(&[&path]).unwrap();
+    let file = source.pcap_bytes().unwrap();
+    let iface = source.interfaces()[0].clone();
+    let mut writer = Writer::pcap(Vec::new(), &iface, Precision::Micro).unwrap();
+    let keep = |_: &Packet<'_>| true;
+    let encode = |p: &Packet<'_>, _: &mut parallel::Encoded| -> Result<(), OutputError> {
+        Err(OutputError::Write(sift_pcap::WriteError::TooLong(p.data.len())))
+    };
+    let pcap = writer.pcap_writer().unwrap();
+    let (totals, result) = parallel::run(file, 2, &keep, &encode, |out, _, _| {
+        Ok(pcap.write_pieces(out.pieces(file.bytes()))?)
+    });
+    assert_eq!((totals.read, totals.kept), (1, 0));
+    match result {
+        Err(ParallelError::Encode { offset: 24, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn capture_saves_what_the_parts_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("web.pcap");
+    let saved = sift::Capture::open(sample("http.pcap")).unwrap().filter("tcp").unwrap();
+    let saved = saved.save(&out).unwrap();
+    let Filtered { bytes, kept, .. } = sequential(&sample("http.pcap"), "tcp");
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    assert_eq!(saved.written, kept.len() as u64);
+    // Iterating gives the same packets, copied.
+    let capture = sift::Capture::open(sample("http.pcap")).unwrap().filter("tcp").unwrap();
+    let offsets: Vec<(u64, u32)> =
+        capture.map(|p| p.map(|p| (p.offset, p.wire_len)).unwrap()).collect();
+    assert_eq!(offsets, kept);
+    // A mistake is reported when the filter is set, with a caret under it.
+    let err = sift::Capture::open(sample("http.pcap")).unwrap().filter("tcp port").unwrap_err();
+    assert!(err.to_string().contains("^"), "{err}");
+}
+
+#[test]
+fn inputs_merge_by_time_and_renumber_interfaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    generate(&a, 200, 5);
+    generate(&b, 300, 6);
+    let mut source = Source::open(&[&a, &b]).unwrap();
+    assert!(source.pcap_bytes().is_none(), "a merge is not one mapped file");
+    assert!(source.describe().starts_with("reading from 2 files ("), "{}", source.describe());
+    let mut last = Timestamp::default();
+    let mut n = 0;
+    while let Some((p, ifaces)) = source.next_packet().unwrap() {
+        assert!(p.timestamp >= last, "packet {n} goes back in time");
+        assert_eq!(ifaces.len(), 2, "one interface per input");
+        last = p.timestamp;
+        n += 1;
+    }
+    assert_eq!(n, 500);
+    assert_eq!(source.progress().0, source.progress().1, "everything read");
+}
+
+#[test]
+fn pcap_output_keeps_one_link_type_and_pcapng_describes_every_interface() {
+    let ifaces = [
+        Interface::new(LinkType::EN10MB, 65_535, TsResolution::MICRO),
+        Interface::new(LinkType::RAW, 65_535, TsResolution::NANO),
+    ];
+    let packet = |interface: u32| Packet {
+        timestamp: Timestamp::new(1, 2),
+        wire_len: 4,
+        data: &[0x45, 0, 0, 4],
+        interface,
+        link_type: ifaces[interface as usize].link_type,
+        offset: 0,
+    };
+    let mut pcap = Writer::pcap(Vec::new(), &ifaces[0], Precision::Micro).unwrap();
+    pcap.write(&packet(0), &ifaces).unwrap();
+    match pcap.write(&packet(1), &ifaces) {
+        Err(OutputError::LinkTypeMismatch { packet, output }) => {
+            assert_eq!((packet, output), (LinkType::RAW, LinkType::EN10MB));
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut ng = Writer::pcapng(Vec::new(), None).unwrap();
+    ng.write(&packet(1), &ifaces).unwrap();
+    let bytes = ng.finish().unwrap();
+    let mut reader = sift_pcap::Reader::from_bytes(bytes).unwrap();
+    let (p, back) = reader.next_with_interfaces().unwrap().unwrap();
+    assert_eq!((p.interface, back.len()), (1, 2), "both interfaces described before the packet");
+    assert_eq!(back[1].ts_resolution, TsResolution::NANO);
+}
+
+#[test]
+fn bench_and_diff_return_figures_and_verdicts() {
+    let packets = sift::bench::Packets::load(&sample("http.pcap")).unwrap();
+    let bench = sift::bench::Bench::new(&packets, Duration::from_millis(1), false);
+    let mut prepared = bench.prepare(sift::bench::Subject::Expression("tcp".into())).unwrap();
+    for engine in [sift::bench::Engine::Interp, sift::bench::Engine::Jit] {
+        match bench.run(engine, &mut prepared).unwrap() {
+            sift::bench::Outcome::Timed(f) => {
+                assert_eq!(f.accepted, 24);
+                assert!(f.ns_per_packet > 0.0);
+            }
+            other => panic!("{engine:?}: {other:?}"),
+        }
+    }
+    let mut engines = sift::diff::Engines::new(false);
+    match engines.compare("tcp and not tcp", &packets).unwrap() {
+        sift::diff::Comparison::Compared { engines, .. } => {
+            assert!(!sift::diff::any_differs(&engines, packets.len()));
+            let optimized = engines.iter().find(|e| e.name() == "optimized").unwrap();
+            assert_eq!(optimized.run, sift::diff::Run::Optimized { instructions: None });
+            assert_eq!(optimized.accepted(), 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        engines.compare("tcp port", &packets).unwrap(),
+        sift::diff::Comparison::Refused(_)
+    ));
+}
