@@ -110,6 +110,13 @@ pub enum ErrorKind {
     BadTsResolution(u8),
     /// A pcapng byte-order magic that is neither `0x1A2B3C4D` nor its swap.
     BadByteOrderMagic(u32),
+    /// The file shrank while it was being read (another program truncated or rewrote it): the
+    /// bytes from the error's offset on are gone. Every packet delivered before was read
+    /// from the file as it was.
+    TruncatedWhileReading {
+        /// The file's size when the damage was found.
+        size: u64,
+    },
     /// A pcapng packet naming an interface the section has not described.
     UnknownInterface {
         /// The interface ID in the packet.
@@ -205,6 +212,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BadTsResolution(b) => write!(f, "unsupported if_tsresol {b:#04x}"),
             ErrorKind::BadByteOrderMagic(m) => {
                 write!(f, "bad byte-order magic {m:#010x} in section header block")
+            }
+            ErrorKind::TruncatedWhileReading { size } => {
+                write!(f, "the file was truncated while being read (it now holds {size} bytes)")
             }
             ErrorKind::UnknownInterface { id, count } => {
                 write!(f, "packet names interface {id}, but the section describes only {count}")
