@@ -29,8 +29,8 @@ mod types;
 mod writer;
 
 pub use error::{Error, ErrorKind};
-pub use reader::same_file;
 pub use reader::{ClippedRecords, Format, Reader, open};
+pub use reader::{SkippedDamage, same_file};
 /// Link types are [`sift_wire`]'s (one table for the workspace).
 pub use sift_wire::LinkType;
 pub use types::{Interface, InterfaceStats, Packet, Precision, Timestamp, TsResolution};

@@ -236,6 +236,26 @@ pub struct ClippedRecords {
     pub first_offset: Option<u64>,
 }
 
+/// Damaged blocks, or damaged parts of blocks, that the reader skipped to read on, as libpcap
+/// does (a statistics block too short for its fields, a section header whose trailing length
+/// differs, options past the end of a block libpcap does not read options of…). Callers
+/// should warn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SkippedDamage {
+    /// How many blocks were skipped in part or whole.
+    pub count: u64,
+    /// Byte offset of the first one.
+    pub first_offset: Option<u64>,
+}
+
+impl SkippedDamage {
+    /// Counts one more, at `offset`.
+    pub(crate) fn add(&mut self, offset: u64) {
+        self.count += 1;
+        self.first_offset.get_or_insert(offset);
+    }
+}
+
 /// Whether writing `output` would overwrite the file `input` reads (`sift -r X -w X`, or
 /// another name for it: a link, a path through `..`): both exist, are regular files and have the
 /// same device and inode. `-` means standard input for `input` and standard output for
@@ -370,6 +390,15 @@ impl Reader {
     /// Records cut to their snaplen so far (libpcap does the same silently; callers should warn).
     pub fn clipped_records(&self) -> ClippedRecords {
         self.clipped
+    }
+
+    /// Damaged blocks skipped so far to read on where libpcap reads on (pcapng only; callers
+    /// should warn).
+    pub fn skipped_damage(&self) -> SkippedDamage {
+        match &self.state {
+            State::Pcapng(ng) => ng.skipped,
+            State::Pcap { .. } => SkippedDamage::default(),
+        }
     }
 
     /// The whole file as classic pcap bytes, for reading it from several threads
