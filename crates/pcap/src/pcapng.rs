@@ -6,7 +6,9 @@
 //! resolution, decryption secrets, custom blocks…) are skipped after their length is checked.
 //!
 //! Damage is judged as libpcap judges it, so that sift and tcpdump read the same packets from
-//! the same damaged file (`tests/oracle_pcapng_damage.rs` compares them class by class).
+//! the same damaged file (`tests/oracle_pcapng_damage.rs` compares them class by class). Like
+//! libpcap, opening a file reads up to its first Interface Description Block, so damage before
+//! it fails the open (and a copy writes no output file, as tcpdump's).
 //! libpcap reads past what it never parses: statistics blocks (skipped unread: sift reads the
 //! counters when the block is sound and otherwise skips it), the first section header's trailing
 //! length, section headers' options, a later section's minor version. sift reads on there too and
@@ -282,10 +284,56 @@ pub(crate) fn next_packet(
     interfaces: &mut Vec<Interface>,
 ) -> Result<Option<(PacketLoc, u64)>, Error> {
     loop {
+        match next_step(source, pos, state, interfaces, false)? {
+            Step::Packet(loc, next) => return Ok(Some((loc, next))),
+            Step::Interface(next) => pos = next,
+            Step::End => return Ok(None),
+        }
+    }
+}
+
+/// Processes blocks from `pos` up to and including the first Interface Description Block, as
+/// libpcap does when it opens a file (so damage before it fails the open, as there); returns
+/// where reading goes on. A file with no interface ends there (it is read as empty).
+pub(crate) fn read_to_first_interface(
+    source: &mut Source,
+    pos: u64,
+    state: &mut NgState,
+    interfaces: &mut Vec<Interface>,
+) -> Result<u64, Error> {
+    Ok(match next_step(source, pos, state, interfaces, true)? {
+        Step::Interface(next) => next,
+        // No packet can come before an interface (it would name an unknown one); should one,
+        // reading goes on at it.
+        Step::Packet(loc, _) => loc.record_offset,
+        Step::End => pos,
+    })
+}
+
+/// What [`next_step`] stopped at.
+enum Step {
+    /// A packet, and the offset of the block after it.
+    Packet(PacketLoc, u64),
+    /// An Interface Description Block (when asked to stop there), and the offset after it.
+    Interface(u64),
+    /// The end of the file.
+    End,
+}
+
+/// Processes blocks from `pos` until a packet, the end of the file, or (with
+/// `stop_at_interface`) an Interface Description Block.
+fn next_step(
+    source: &mut Source,
+    mut pos: u64,
+    state: &mut NgState,
+    interfaces: &mut Vec<Interface>,
+    stop_at_interface: bool,
+) -> Result<Step, Error> {
+    loop {
         let io = |e| err(pos, ErrorKind::Io(e));
         let head = source.peek(pos, 12).map_err(io)?;
         if head.is_empty() {
-            return Ok(None);
+            return Ok(Step::End);
         }
         if head.len() < 8 {
             let kind = ErrorKind::TruncatedRecordHeader { needed: 8, available: head.len() as u64 };
@@ -324,6 +372,9 @@ pub(crate) fn next_packet(
                 read_idb_options(&body[8..], big, pos + 16, &mut iface)?;
                 state.section_interfaces.push(interfaces.len() as u32);
                 interfaces.push(iface);
+                if stop_at_interface {
+                    return Ok(Step::Interface(next));
+                }
             }
             EPB_TYPE | PB_TYPE => {
                 if body.len() < 20 {
@@ -364,7 +415,7 @@ pub(crate) fn next_packet(
                     record_offset: pos,
                     clipped: false,
                 };
-                return Ok(Some((loc, next)));
+                return Ok(Step::Packet(loc, next));
             }
             SPB_TYPE => {
                 if body.len() < 4 {
@@ -387,7 +438,7 @@ pub(crate) fn next_packet(
                     record_offset: pos,
                     clipped: false,
                 };
-                return Ok(Some((loc, next)));
+                return Ok(Step::Packet(loc, next));
             }
             ISB_TYPE => {
                 if let Err(at) = read_isb(body, big, pos, state, interfaces) {

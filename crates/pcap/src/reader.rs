@@ -370,9 +370,13 @@ impl Reader {
         if u32::from_le_bytes(magic) == pcapng::SHB_TYPE {
             let mut state = NgState::default();
             // The first block must be a section header; read it now so that a file that is
-            // not pcapng after all fails at open, like libpcap.
+            // not pcapng after all fails at open, like libpcap. Like libpcap, read on to the
+            // first interface: damage before it fails the open, and the interface is known
+            // before the first packet is read.
             let pos = pcapng::read_first_section(source, &mut state)?;
-            return Ok((Format::Pcapng, State::Pcapng(state), Vec::new(), pos));
+            let mut interfaces = Vec::new();
+            let pos = pcapng::read_to_first_interface(source, pos, &mut state, &mut interfaces)?;
+            return Ok((Format::Pcapng, State::Pcapng(state), interfaces, pos));
         }
         Err(Error { offset: 0, kind: ErrorKind::BadMagic(u32::from_be_bytes(magic)) })
     }
