@@ -106,10 +106,35 @@ pub enum ErrorKind {
         /// Option length.
         length: u16,
     },
+    /// A pcapng option whose value has the wrong length.
+    BadOptionLength {
+        /// Block type.
+        block_type: u32,
+        /// Option code.
+        code: u16,
+        /// The option's length.
+        length: u16,
+        /// The length it must have.
+        expected: u16,
+    },
+    /// A pcapng option that may appear once, given again.
+    RepeatedOption {
+        /// Block type.
+        block_type: u32,
+        /// Option code.
+        code: u16,
+    },
     /// A pcapng `if_tsresol` that no 64-bit timestamp can use.
     BadTsResolution(u8),
     /// A pcapng byte-order magic that is neither `0x1A2B3C4D` nor its swap.
     BadByteOrderMagic(u32),
+    /// The file shrank while it was being read (another program truncated or rewrote it): the
+    /// bytes from the error's offset on are gone. Every packet delivered before was read
+    /// from the file as it was.
+    TruncatedWhileReading {
+        /// The file's size when the damage was found.
+        size: u64,
+    },
     /// A pcapng packet naming an interface the section has not described.
     UnknownInterface {
         /// The interface ID in the packet.
@@ -202,9 +227,20 @@ impl fmt::Display for ErrorKind {
                 "option {code} of length {length} runs past the end of the {}",
                 block_name(*block_type)
             ),
+            ErrorKind::BadOptionLength { block_type, code, length, expected } => write!(
+                f,
+                "option {code} of the {} has length {length}, not {expected}",
+                block_name(*block_type)
+            ),
+            ErrorKind::RepeatedOption { block_type, code } => {
+                write!(f, "option {code} appears twice in the {}", block_name(*block_type))
+            }
             ErrorKind::BadTsResolution(b) => write!(f, "unsupported if_tsresol {b:#04x}"),
             ErrorKind::BadByteOrderMagic(m) => {
                 write!(f, "bad byte-order magic {m:#010x} in section header block")
+            }
+            ErrorKind::TruncatedWhileReading { size } => {
+                write!(f, "the file was truncated while being read (it now holds {size} bytes)")
             }
             ErrorKind::UnknownInterface { id, count } => {
                 write!(f, "packet names interface {id}, but the section describes only {count}")

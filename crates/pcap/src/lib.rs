@@ -18,7 +18,7 @@
 //!   so mixed link types need no special case downstream.
 //! * **Explicit byte order.** Every field is read with an explicit endianness; the host's order
 //!   never leaks in. Writers emit little-endian files (what tcpdump writes on x86-64 and arm64).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod error;
 mod pcap;
@@ -30,6 +30,7 @@ mod writer;
 
 pub use error::{Error, ErrorKind};
 pub use reader::{ClippedRecords, Format, Reader, open};
+pub use reader::{SkippedDamage, same_file};
 /// Link types are [`sift_wire`]'s (one table for the workspace).
 pub use sift_wire::LinkType;
 pub use types::{Interface, InterfaceStats, Packet, Precision, Timestamp, TsResolution};

@@ -4,11 +4,25 @@
 //! numbering of interfaces; the reader keeps one global list of interfaces across sections and
 //! maps each section's local interface IDs onto it. Block types this reader does not know (name
 //! resolution, decryption secrets, custom blocks…) are skipped after their length is checked.
+//!
+//! Damage is judged as libpcap judges it, so that sift and tcpdump read the same packets from
+//! the same damaged file (`tests/oracle_pcapng_damage.rs` compares them class by class). Like
+//! libpcap, opening a file reads up to its first Interface Description Block, so damage before
+//! it fails the open (and a copy writes no output file, as tcpdump's).
+//! libpcap reads past what it never parses: statistics blocks (skipped unread: sift reads the
+//! counters when the block is sound and otherwise skips it), the first section header's trailing
+//! length, section headers' options, a later section's minor version. sift reads on there too and
+//! counts what it skipped ([`SkippedDamage`]). Everything libpcap checks stops the read with a
+//! located error: block lengths and trailers, fixed fields, packet data past the block, a
+//! captured length above the interface's snapshot length, interface options (`opt_endofopt` with
+//! a length, `if_tsresol` and `if_tsoffset` of the wrong size or given twice). Deliberately more
+//! forgiving than libpcap 1.10: sections in different byte orders, interfaces of different link
+//! types or snapshot lengths, and a file with no interface (read as empty).
 
 use crate::MAX_CAPLEN;
 use crate::error::{Error, ErrorKind};
-use crate::pcap::{clip_to_snaplen, u16_at, u32_at};
-use crate::reader::{PacketLoc, Source};
+use crate::pcap::{u16_at, u32_at};
+use crate::reader::{PacketLoc, SkippedDamage, Source};
 use crate::types::{Interface, InterfaceStats, Timestamp, TsResolution};
 use sift_wire::LinkType;
 
@@ -22,6 +36,10 @@ pub(crate) const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
 
 /// Blocks larger than this are refused (libpcap's limit for a block holding one packet).
 const MAX_BLOCK_LEN: u32 = 16 * 1024 * 1024;
+/// Options of an Interface Description Block that libpcap checks.
+const OPT_ENDOFOPT: u16 = 0;
+const IF_TSRESOL: u16 = 9;
+const IF_TSOFFSET: u16 = 14;
 /// Header (type, length) plus trailer (length).
 const BLOCK_OVERHEAD: u32 = 12;
 
@@ -33,6 +51,8 @@ pub(crate) struct NgState {
     /// Local interface ID (index) → global interface index.
     section_interfaces: Vec<u32>,
     sections_seen: u32,
+    /// Damage skipped to read on.
+    pub(crate) skipped: SkippedDamage,
 }
 
 fn err(offset: u64, kind: ErrorKind) -> Error {
@@ -89,14 +109,23 @@ fn read_shb(
         };
         return Err(err(pos, kind));
     }
-    check_trailer(block, SHB_TYPE, length, big, pos)?;
+    // libpcap never reads the first section header's trailer (it reads the block by its
+    // leading length); a later one's it checks like any block's.
+    match check_trailer(block, SHB_TYPE, length, big, pos) {
+        Err(e) if first => state.skipped.add(e.offset),
+        other => other?,
+    }
     let major = u16_at(block, 12, big);
     let minor = u16_at(block, 14, big);
-    if !(major == 1 && (minor == 0 || minor == 2)) {
+    // The first section must be 1.0 or 1.2; for later ones libpcap checks the major version.
+    if major != 1 || (first && minor != 0 && minor != 2) {
         return Err(err(pos + 12, ErrorKind::PcapngVersion { major, minor }));
     }
+    // Section options are not used, and libpcap does not read them: damage there is skipped.
     let options = &block[24..length as usize - 4];
-    for_each_option(SHB_TYPE, options, big, pos + 24, |_, _| Ok(()))?;
+    if let Err(e) = for_each_option(SHB_TYPE, options, big, pos + 24, |_, _| Ok(())) {
+        state.skipped.add(e.offset);
+    }
     state.big_endian = big;
     state.section = state.sections_seen;
     state.sections_seen += 1;
@@ -127,6 +156,7 @@ fn check_trailer(
 }
 
 /// Calls `f(code, value)` for each option until `opt_endofopt` or the end of `data`.
+/// `opt_endofopt` is passed to `f` too (with its value, normally empty) before the walk stops.
 fn for_each_option(
     block_type: u32,
     data: &[u8],
@@ -138,7 +168,7 @@ fn for_each_option(
     while data.len() - at >= 4 {
         let code = u16_at(data, at, big);
         let length = u16_at(data, at + 2, big);
-        if code == 0 {
+        if code == OPT_ENDOFOPT && length == 0 {
             break;
         }
         let padded = (usize::from(length) + 3) & !3;
@@ -150,8 +180,94 @@ fn for_each_option(
         }
         let value = &data[at + 4..at + 4 + usize::from(length)];
         f(code, value).map_err(|kind| err(base + at as u64, kind))?;
+        if code == OPT_ENDOFOPT {
+            break;
+        }
         at += 4 + padded;
     }
+    Ok(())
+}
+
+/// The largest captured length a packet of an interface with `snaplen` may have: libpcap's
+/// adjusted snapshot length (0, or more than the maximum, means the maximum).
+fn caplen_limit(snaplen: u32) -> u32 {
+    if snaplen == 0 { MAX_CAPLEN } else { snaplen.min(MAX_CAPLEN) }
+}
+
+/// Reads an Interface Description Block's options into `iface`, as strictly as libpcap (which
+/// refuses the file otherwise): `opt_endofopt` with a length, `if_tsresol` not of 1 byte or
+/// given twice, `if_tsoffset` not of 8 bytes or given twice, an unusable resolution.
+fn read_idb_options(data: &[u8], big: bool, base: u64, iface: &mut Interface) -> Result<(), Error> {
+    let (mut saw_tsresol, mut saw_tsoffset) = (false, false);
+    for_each_option(IDB_TYPE, data, big, base, |code, value| {
+        let bad_length = |expected| ErrorKind::BadOptionLength {
+            block_type: IDB_TYPE,
+            code,
+            length: value.len() as u16,
+            expected,
+        };
+        let twice = ErrorKind::RepeatedOption { block_type: IDB_TYPE, code };
+        match code {
+            OPT_ENDOFOPT => return Err(bad_length(0)),
+            2 => iface.name = Some(String::from_utf8_lossy(value).into_owned()),
+            3 => iface.description = Some(String::from_utf8_lossy(value).into_owned()),
+            IF_TSRESOL => {
+                let [b] = value else { return Err(bad_length(1)) };
+                if std::mem::replace(&mut saw_tsresol, true) {
+                    return Err(twice);
+                }
+                iface.ts_resolution =
+                    TsResolution::from_option_byte(*b).ok_or(ErrorKind::BadTsResolution(*b))?;
+            }
+            IF_TSOFFSET => {
+                let v = u64_option(value, big).filter(|_| value.len() == 8).ok_or(bad_length(8))?;
+                if std::mem::replace(&mut saw_tsoffset, true) {
+                    return Err(twice);
+                }
+                iface.ts_offset = v as i64;
+            }
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+/// Reads an Interface Statistics Block's counters into its interface. libpcap skips these
+/// blocks unread, so a damaged one (too short for its fields, naming an unknown interface, with
+/// options past its end or counters not of 8 bytes) is skipped too: `Err` gives where.
+fn read_isb(
+    body: &[u8],
+    big: bool,
+    pos: u64,
+    state: &NgState,
+    interfaces: &mut [Interface],
+) -> Result<(), u64> {
+    if body.len() < 12 {
+        return Err(pos);
+    }
+    let global = lookup(state, u32_at(body, 0, big), pos).map_err(|e| e.offset)?;
+    let mut stats = InterfaceStats::default();
+    for_each_option(ISB_TYPE, &body[12..], big, pos + 20, |code, value| {
+        let slot = match code {
+            4 => &mut stats.received,
+            5 => &mut stats.dropped,
+            6 => &mut stats.filter_accepted,
+            7 => &mut stats.os_dropped,
+            8 => &mut stats.delivered,
+            _ => return Ok(()),
+        };
+        *slot = Some(u64_option(value, big).filter(|_| value.len() == 8).ok_or(
+            ErrorKind::BadOptionLength {
+                block_type: ISB_TYPE,
+                code,
+                length: value.len() as u16,
+                expected: 8,
+            },
+        )?);
+        Ok(())
+    })
+    .map_err(|e| e.offset)?;
+    interfaces[global as usize].stats = Some(stats);
     Ok(())
 }
 
@@ -168,10 +284,56 @@ pub(crate) fn next_packet(
     interfaces: &mut Vec<Interface>,
 ) -> Result<Option<(PacketLoc, u64)>, Error> {
     loop {
+        match next_step(source, pos, state, interfaces, false)? {
+            Step::Packet(loc, next) => return Ok(Some((loc, next))),
+            Step::Interface(next) => pos = next,
+            Step::End => return Ok(None),
+        }
+    }
+}
+
+/// Processes blocks from `pos` up to and including the first Interface Description Block, as
+/// libpcap does when it opens a file (so damage before it fails the open, as there); returns
+/// where reading goes on. A file with no interface ends there (it is read as empty).
+pub(crate) fn read_to_first_interface(
+    source: &mut Source,
+    pos: u64,
+    state: &mut NgState,
+    interfaces: &mut Vec<Interface>,
+) -> Result<u64, Error> {
+    Ok(match next_step(source, pos, state, interfaces, true)? {
+        Step::Interface(next) => next,
+        // No packet can come before an interface (it would name an unknown one); should one,
+        // reading goes on at it.
+        Step::Packet(loc, _) => loc.record_offset,
+        Step::End => pos,
+    })
+}
+
+/// What [`next_step`] stopped at.
+enum Step {
+    /// A packet, and the offset of the block after it.
+    Packet(PacketLoc, u64),
+    /// An Interface Description Block (when asked to stop there), and the offset after it.
+    Interface(u64),
+    /// The end of the file.
+    End,
+}
+
+/// Processes blocks from `pos` until a packet, the end of the file, or (with
+/// `stop_at_interface`) an Interface Description Block.
+fn next_step(
+    source: &mut Source,
+    mut pos: u64,
+    state: &mut NgState,
+    interfaces: &mut Vec<Interface>,
+    stop_at_interface: bool,
+) -> Result<Step, Error> {
+    loop {
         let io = |e| err(pos, ErrorKind::Io(e));
         let head = source.peek(pos, 12).map_err(io)?;
         if head.is_empty() {
-            return Ok(None);
+            return Ok(Step::End);
         }
         if head.len() < 8 {
             let kind = ErrorKind::TruncatedRecordHeader { needed: 8, available: head.len() as u64 };
@@ -207,26 +369,12 @@ pub(crate) fn next_packet(
                     TsResolution::MICRO,
                 );
                 iface.section = state.section;
-                for_each_option(block_type, &body[8..], big, pos + 16, |code, value| {
-                    match code {
-                        2 => iface.name = Some(String::from_utf8_lossy(value).into_owned()),
-                        3 => iface.description = Some(String::from_utf8_lossy(value).into_owned()),
-                        9 => {
-                            let b = *value.first().unwrap_or(&6);
-                            iface.ts_resolution = TsResolution::from_option_byte(b)
-                                .ok_or(ErrorKind::BadTsResolution(b))?;
-                        }
-                        14 => {
-                            if let Some(v) = u64_option(value, big) {
-                                iface.ts_offset = v as i64;
-                            }
-                        }
-                        _ => {}
-                    }
-                    Ok(())
-                })?;
+                read_idb_options(&body[8..], big, pos + 16, &mut iface)?;
                 state.section_interfaces.push(interfaces.len() as u32);
                 interfaces.push(iface);
+                if stop_at_interface {
+                    return Ok(Step::Interface(next));
+                }
             }
             EPB_TYPE | PB_TYPE => {
                 if body.len() < 20 {
@@ -251,11 +399,10 @@ pub(crate) fn next_packet(
                 };
                 let global = lookup(state, local, pos)?;
                 let iface = &interfaces[global as usize];
-                check_caplen(caplen, pos)?;
+                check_caplen(caplen, caplen_limit(iface.snaplen), pos)?;
                 if caplen as usize > body.len() - 20 {
                     return Err(too_short("packet data"));
                 }
-                let (caplen, clipped) = clip_to_snaplen(caplen, iface.snaplen);
                 let units = (u64::from(ts_hi) << 32) | u64::from(ts_lo);
                 let timestamp =
                     with_offset(Timestamp::from_units(units, iface.ts_resolution), iface.ts_offset);
@@ -266,9 +413,9 @@ pub(crate) fn next_packet(
                     timestamp,
                     interface: global,
                     record_offset: pos,
-                    clipped,
+                    clipped: false,
                 };
-                return Ok(Some((loc, next)));
+                return Ok(Step::Packet(loc, next));
             }
             SPB_TYPE => {
                 if body.len() < 4 {
@@ -276,12 +423,11 @@ pub(crate) fn next_packet(
                 }
                 let global = lookup(state, 0, pos)?;
                 let wire_len = u32_at(body, 0, big);
-                let snaplen = interfaces[global as usize].snaplen;
-                let mut caplen = wire_len.min((body.len() - 4) as u32);
-                if snaplen != 0 {
-                    caplen = caplen.min(snaplen);
+                // The packet up to the snapshot length is in the block, or the block is short.
+                let caplen = wire_len.min(caplen_limit(interfaces[global as usize].snaplen));
+                if caplen as usize > body.len() - 4 {
+                    return Err(too_short("packet data"));
                 }
-                check_caplen(caplen, pos)?;
                 // A simple packet block has no timestamp.
                 let loc = PacketLoc {
                     data_offset: pos + 12,
@@ -292,27 +438,12 @@ pub(crate) fn next_packet(
                     record_offset: pos,
                     clipped: false,
                 };
-                return Ok(Some((loc, next)));
+                return Ok(Step::Packet(loc, next));
             }
             ISB_TYPE => {
-                if body.len() < 12 {
-                    return Err(too_short("fixed fields"));
+                if let Err(at) = read_isb(body, big, pos, state, interfaces) {
+                    state.skipped.add(at);
                 }
-                let global = lookup(state, u32_at(body, 0, big), pos)?;
-                let mut stats = InterfaceStats::default();
-                for_each_option(block_type, &body[12..], big, pos + 20, |code, value| {
-                    let v = u64_option(value, big);
-                    match code {
-                        4 => stats.received = v,
-                        5 => stats.dropped = v,
-                        6 => stats.filter_accepted = v,
-                        7 => stats.os_dropped = v,
-                        8 => stats.delivered = v,
-                        _ => {}
-                    }
-                    Ok(())
-                })?;
-                interfaces[global as usize].stats = Some(stats);
             }
             _ => {}
         }
@@ -329,9 +460,9 @@ fn lookup(state: &NgState, local: u32, pos: u64) -> Result<u32, Error> {
     })
 }
 
-fn check_caplen(caplen: u32, pos: u64) -> Result<(), Error> {
-    if caplen > MAX_CAPLEN {
-        return Err(err(pos, ErrorKind::CaplenTooLarge { caplen, limit: MAX_CAPLEN }));
+fn check_caplen(caplen: u32, limit: u32, pos: u64) -> Result<(), Error> {
+    if caplen > limit {
+        return Err(err(pos, ErrorKind::CaplenTooLarge { caplen, limit }));
     }
     Ok(())
 }

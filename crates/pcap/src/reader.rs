@@ -5,10 +5,20 @@
 //! streaming source: a buffer refilled from the [`Read`]er, which only ever moves forward. Both
 //! answer the same question, "give me `len` bytes at `offset`", so the pcap and pcapng parsers
 //! above them do not know which one they run on.
+//!
+//! A mapped file can shrink under the reader (log rotation, a capture ring, `-r X -w X`). The
+//! mapping is a [`sift_sys::mmap::MappedFile`], which turns the fault of touching a vanished
+//! page into zeros plus a recorded offset; the reader probes the mapping after parsing each
+//! record ([`MappedFile::probe`]: touch the record's end, one atomic load) and delivers the
+//! record only if the damage starts at or past its end, else it ends with
+//! [`ErrorKind::TruncatedWhileReading`] located at the damage. At the end of the file, and
+//! after a parse error, it also compares the file's size with the mapping's (`fstat`).
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
+
+use sift_sys::mmap::{Advice, MappedFile};
 
 use crate::error::{Error, ErrorKind};
 use crate::pcap;
@@ -34,15 +44,64 @@ pub(crate) enum Source {
 }
 
 pub(crate) enum Whole {
-    Mapped(memmap2::Mmap),
+    Mapped(MappedFile),
     Owned(Vec<u8>),
 }
 
 impl Whole {
     fn bytes(&self) -> &[u8] {
         match self {
-            Whole::Mapped(m) => m,
+            Whole::Mapped(m) => m.bytes(),
             Whole::Owned(v) => v,
+        }
+    }
+
+    fn mapping(&self) -> Option<&MappedFile> {
+        match self {
+            Whole::Mapped(m) => Some(m),
+            Whole::Owned(_) => None,
+        }
+    }
+}
+
+/// The located error for a mapping whose bytes from `at` on are gone.
+pub(crate) fn damage_error(map: &MappedFile, at: u64) -> Error {
+    let kind = match map.current_size() {
+        Some(size) if size < map.len() as u64 => ErrorKind::TruncatedWhileReading { size },
+        // A page that faulted although the file is as long as ever: an I/O error, or a file
+        // truncated and written again in between.
+        _ => ErrorKind::Io(io::Error::other(
+            "a page of the mapped file could not be read (an I/O error, or the file was \
+             truncated and rewritten while being read)",
+        )),
+    };
+    Error { offset: at, kind }
+}
+
+/// Damage checks on an optional mapping (none for bytes in memory or a stream).
+pub(crate) trait DamageCheck {
+    fn mapping(&self) -> Option<&MappedFile>;
+
+    /// The damage error if the bytes before `end` (a record's end) are not all the file's
+    /// ([`MappedFile::probe`]).
+    fn damage_before(&self, end: u64) -> Option<Error> {
+        let map = self.mapping()?;
+        map.probe(end).filter(|&at| at < end).map(|at| damage_error(map, at))
+    }
+
+    /// The damage error if any damage was seen or the file is now shorter than the mapping
+    /// (one `fstat`): at the end of a read, and to explain a parse error.
+    fn damage_anywhere(&self) -> Option<Error> {
+        let map = self.mapping()?;
+        map.check_size().map(|at| damage_error(map, at))
+    }
+}
+
+impl DamageCheck for Source {
+    fn mapping(&self) -> Option<&MappedFile> {
+        match self {
+            Source::Whole(w) => w.mapping(),
+            Source::Stream(_) => None,
         }
     }
 }
@@ -177,6 +236,57 @@ pub struct ClippedRecords {
     pub first_offset: Option<u64>,
 }
 
+/// Damaged blocks, or damaged parts of blocks, that the reader skipped to read on, as libpcap
+/// does (a statistics block too short for its fields, a section header whose trailing length
+/// differs, options past the end of a block libpcap does not read options of…). Callers
+/// should warn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SkippedDamage {
+    /// How many blocks were skipped in part or whole.
+    pub count: u64,
+    /// Byte offset of the first one.
+    pub first_offset: Option<u64>,
+}
+
+impl SkippedDamage {
+    /// Counts one more, at `offset`.
+    pub(crate) fn add(&mut self, offset: u64) {
+        self.count += 1;
+        self.first_offset.get_or_insert(offset);
+    }
+}
+
+/// Whether writing `output` would overwrite the file `input` reads (`sift -r X -w X`, or
+/// another name for it: a link, a path through `..`): both exist, are regular files and have the
+/// same device and inode. `-` means standard input for `input` and standard output for
+/// `output`. An output that does not exist yet is not the input. Callers refuse such a pair
+/// before creating the output (creating it would empty the input).
+pub fn same_file(input: &Path, output: &Path) -> io::Result<bool> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let (Some(a), Some(b)) =
+        (existing(input, io::stdin().as_fd())?, existing(output, io::stdout().as_fd())?)
+    else {
+        return Ok(false);
+    };
+    Ok(a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino())
+}
+
+/// The metadata of `path` (of `stdio` for `-`), `None` if it does not exist.
+fn existing(
+    path: &Path,
+    stdio: std::os::fd::BorrowedFd<'_>,
+) -> io::Result<Option<std::fs::Metadata>> {
+    if path.as_os_str() == "-" {
+        return File::from(stdio.try_clone_to_owned()?).metadata().map(Some);
+    }
+    match std::fs::metadata(path) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Opens a capture file: `-` reads standard input; regular files are memory-mapped, anything
 /// else is streamed.
 pub fn open(path: &Path) -> Result<Reader, Error> {
@@ -198,15 +308,10 @@ pub fn open(path: &Path) -> Result<Reader, Error> {
 }
 
 /// Maps a regular file read-only; `None` when the system refuses, so the caller streams instead.
-#[allow(unsafe_code)]
-fn map_file(file: &File) -> Option<memmap2::Mmap> {
-    // SAFETY: the map is read-only and private to this process. If another process truncates
-    // the file while we read it, accesses past the new end fault (SIGBUS); this is the
-    // documented trade-off of reading capture files through mmap (ripgrep makes the same one),
-    // and no Rust-level aliasing guarantee is broken because we never create `&mut` to it.
-    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+fn map_file(file: &File) -> Option<MappedFile> {
+    let map = MappedFile::map(file).ok()?;
     // Sequential access: let the kernel read ahead aggressively. A failed hint is harmless.
-    let _ = map.advise(memmap2::Advice::Sequential);
+    let _ = map.advise(Advice::Sequential);
     Some(map)
 }
 
@@ -225,6 +330,22 @@ impl Reader {
     }
 
     fn from_source(mut source: Source) -> Result<Reader, Error> {
+        // A file that shrank between its size and its header being read: say so.
+        Reader::open_source(&mut source).map_err(|e| source.damage_anywhere().unwrap_or(e)).map(
+            |(format, state, interfaces, pos)| Reader {
+                source,
+                format,
+                state,
+                interfaces,
+                pos,
+                done: false,
+                clipped: ClippedRecords::default(),
+            },
+        )
+    }
+
+    /// Reads the file header (or first section header) of `source`.
+    fn open_source(source: &mut Source) -> Result<(Format, State, Vec<Interface>, u64), Error> {
         let head = source.peek(0, 4).map_err(|e| Error { offset: 0, kind: ErrorKind::Io(e) })?;
         if head.is_empty() {
             return Err(Error { offset: 0, kind: ErrorKind::Empty });
@@ -235,34 +356,27 @@ impl Reader {
         }
         let magic = [head[0], head[1], head[2], head[3]];
         if let Some((big_endian, precision)) = pcap::magic(magic) {
-            let header = pcap::read_file_header(&mut source, big_endian)?;
+            let header = pcap::read_file_header(source, big_endian)?;
             let mut iface =
                 Interface::new(header.link_type, header.snaplen, precision.resolution());
             iface.link_type_ext = header.link_type_ext;
-            return Ok(Reader {
-                source,
-                format: Format::Pcap { precision, big_endian, version: header.version },
-                state: State::Pcap { big_endian, precision },
-                interfaces: vec![iface],
-                pos: pcap::FILE_HEADER_LEN,
-                done: false,
-                clipped: ClippedRecords::default(),
-            });
+            return Ok((
+                Format::Pcap { precision, big_endian, version: header.version },
+                State::Pcap { big_endian, precision },
+                vec![iface],
+                pcap::FILE_HEADER_LEN,
+            ));
         }
         if u32::from_le_bytes(magic) == pcapng::SHB_TYPE {
             let mut state = NgState::default();
             // The first block must be a section header; read it now so that a file that is
-            // not pcapng after all fails at open, like libpcap.
-            let pos = pcapng::read_first_section(&mut source, &mut state)?;
-            return Ok(Reader {
-                source,
-                format: Format::Pcapng,
-                state: State::Pcapng(state),
-                interfaces: Vec::new(),
-                pos,
-                done: false,
-                clipped: ClippedRecords::default(),
-            });
+            // not pcapng after all fails at open, like libpcap. Like libpcap, read on to the
+            // first interface: damage before it fails the open, and the interface is known
+            // before the first packet is read.
+            let pos = pcapng::read_first_section(source, &mut state)?;
+            let mut interfaces = Vec::new();
+            let pos = pcapng::read_to_first_interface(source, pos, &mut state, &mut interfaces)?;
+            return Ok((Format::Pcapng, State::Pcapng(state), interfaces, pos));
         }
         Err(Error { offset: 0, kind: ErrorKind::BadMagic(u32::from_be_bytes(magic)) })
     }
@@ -282,6 +396,15 @@ impl Reader {
         self.clipped
     }
 
+    /// Damaged blocks skipped so far to read on where libpcap reads on (pcapng only; callers
+    /// should warn).
+    pub fn skipped_damage(&self) -> SkippedDamage {
+        match &self.state {
+            State::Pcapng(ng) => ng.skipped,
+            State::Pcap { .. } => SkippedDamage::default(),
+        }
+    }
+
     /// The whole file as classic pcap bytes, for reading it from several threads
     /// ([`crate::split`]); `None` for pcapng or a stream.
     pub fn pcap_bytes(&self) -> Option<crate::split::PcapBytes<'_>> {
@@ -293,6 +416,7 @@ impl Reader {
         let iface = self.interfaces.first()?;
         Some(crate::split::PcapBytes::new(
             whole.bytes(),
+            whole.mapping(),
             *big_endian,
             *precision,
             iface.snaplen,
@@ -328,6 +452,11 @@ impl Reader {
         };
         let loc = match located {
             Ok(Some((loc, next))) => {
+                // Deliver only a record that lies wholly before any damage to the mapping.
+                if let Some(e) = self.source.damage_before(next) {
+                    self.done = true;
+                    return Err(e);
+                }
                 self.pos = next;
                 if loc.clipped {
                     self.clipped.count += 1;
@@ -337,11 +466,16 @@ impl Reader {
             }
             Ok(None) => {
                 self.done = true;
-                return Ok(None);
+                // A clean end, unless the file shrank (within its last page, no fault says so).
+                return match self.source.damage_anywhere() {
+                    Some(e) => Err(e),
+                    None => Ok(None),
+                };
             }
             Err(e) => {
                 self.done = true;
-                return Err(e);
+                // Damage read as zeros makes the parser fail; the damage is the real cause.
+                return Err(self.source.damage_anywhere().unwrap_or(e));
             }
         };
         let data = match self.source.peek(loc.data_offset, loc.caplen as usize) {

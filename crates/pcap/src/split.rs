@@ -7,11 +7,20 @@
 //! record at or past chunk *i+1*'s boundary ([`Records::stop`]), which is where chunk *i+1*
 //! truly starts, and redoes chunk *i+1* from there in the rare case its guess was different. So
 //! the packets delivered are always exactly those of a sequential read.
+//!
+//! A mapped file that shrinks during the read is handled as in the sequential reader
+//! ([`crate::reader`]): [`Records`] delivers a record only if the mapping's damage starts past
+//! its end, and ends with [`ErrorKind::TruncatedWhileReading`] otherwise. Bytes that leave the
+//! mapping later, through the kernel (`writev` of ranges handed out by
+//! [`PcapBytes::verbatim`]), are checked by
+//! [`PcapWriter::write_pieces_from`](crate::PcapWriter::write_pieces_from).
 
 use crate::error::{Error, ErrorKind};
 use crate::pcap::{self, FILE_HEADER_LEN, RECORD_HEADER_LEN};
+use crate::reader::DamageCheck;
 use crate::types::{Packet, Precision};
 use crate::{ClippedRecords, MAX_CAPLEN};
+use sift_sys::mmap::MappedFile;
 use sift_wire::LinkType;
 
 /// How many consecutive record headers must chain up for a guessed sync point.
@@ -21,21 +30,44 @@ pub const SYNC_RECORDS: usize = 16;
 #[derive(Clone, Copy, Debug)]
 pub struct PcapBytes<'a> {
     bytes: &'a [u8],
-    big_endian: bool,
+    /// The mapping `bytes` lies in, for damage checks (`None` for bytes in memory).
+    map: Option<&'a MappedFile>,
+    pub(crate) big_endian: bool,
     precision: Precision,
     snaplen: u32,
     link_type: LinkType,
 }
 
+impl DamageCheck for PcapBytes<'_> {
+    fn mapping(&self) -> Option<&MappedFile> {
+        self.map
+    }
+}
+
 impl<'a> PcapBytes<'a> {
     pub(crate) fn new(
         bytes: &'a [u8],
+        map: Option<&'a MappedFile>,
         big_endian: bool,
         precision: Precision,
         snaplen: u32,
         link_type: LinkType,
     ) -> PcapBytes<'a> {
-        PcapBytes { bytes, big_endian, precision, snaplen, link_type }
+        PcapBytes { bytes, map, big_endian, precision, snaplen, link_type }
+    }
+
+    /// The offset from which the mapped file's bytes are gone (it shrank while being read; they
+    /// read as zeros), `None` while no damage has been seen or for a file held in memory. One
+    /// atomic load: cheap enough to call per chunk or per record.
+    pub fn damaged_at(&self) -> Option<u64> {
+        self.map.and_then(MappedFile::damaged_at)
+    }
+
+    /// `Ok` unless the mapped file is damaged or now shorter than when it was mapped (one
+    /// `fstat`); the error is located at the damage. For the end of a run, and after a
+    /// surprising failure, to name the cause.
+    pub fn check_intact(&self) -> Result<(), Error> {
+        self.damage_anywhere().map_or(Ok(()), Err)
     }
 
     /// The file's size in bytes.
@@ -182,11 +214,13 @@ impl<'a> Iterator for Records<'a> {
         let rest = &f.bytes[(pos as usize).min(f.bytes.len())..];
         if rest.is_empty() {
             self.done = true;
-            return None;
+            // A clean end, unless the file shrank (within its last page, no fault says so).
+            return f.damage_anywhere().map(Err);
         }
+        // Damage read as zeros makes the parser fail; the damage is the real cause.
         let fail = |done: &mut bool, kind| {
             *done = true;
-            Some(Err(Error { offset: pos, kind }))
+            Some(Err(f.damage_anywhere().unwrap_or(Error { offset: pos, kind })))
         };
         if rest.len() < RECORD_HEADER_LEN as usize {
             let kind = ErrorKind::TruncatedRecordHeader {
@@ -199,7 +233,7 @@ impl<'a> Iterator for Records<'a> {
             Ok(h) => h,
             Err(e) => {
                 self.done = true;
-                return Some(Err(e));
+                return Some(Err(f.damage_anywhere().unwrap_or(e)));
             }
         };
         let available = rest.len() as u64 - RECORD_HEADER_LEN;
@@ -207,12 +241,18 @@ impl<'a> Iterator for Records<'a> {
             let kind = ErrorKind::TruncatedPacket { caplen: header.caplen, available };
             return fail(&mut self.done, kind);
         }
+        let end = pos + RECORD_HEADER_LEN + u64::from(header.caplen);
+        // Deliver only a record that lies wholly before any damage to the mapping.
+        if let Some(e) = f.damage_before(end) {
+            self.done = true;
+            return Some(Err(e));
+        }
         let loc = header.locate(pos, f.snaplen);
         if loc.clipped {
             self.clipped.count += 1;
             self.clipped.first_offset.get_or_insert(pos);
         }
-        self.pos = pos + RECORD_HEADER_LEN + u64::from(header.caplen);
+        self.pos = end;
         let data = &f.bytes[loc.data_offset as usize..][..loc.caplen as usize];
         Some(Ok(Packet {
             timestamp: loc.timestamp,

@@ -5,11 +5,20 @@
 //! Interface Description Block each time [`PcapngWriter::add_interface`] is called (so
 //! interfaces can appear mid-stream, before their first packet), Enhanced Packet Blocks, and at
 //! [`PcapngWriter::finish`] an Interface Statistics Block per interface.
+//!
+//! [`PcapWriter::write_pieces_from`] copies records straight from a mapped input file, through
+//! `writev`: the kernel reads the mapping. If the input shrinks meanwhile, the kernel meets a
+//! vanished page (the call fails with `EFAULT` or writes short) or zeros that stand in for one.
+//! So that method checks the input after each `writev` and reports the input's damage (not
+//! `EFAULT`), with the output length up to the last record known to be the input's real bytes,
+//! for the caller to cut a regular-file output back to.
 
 use std::io::{self, BufWriter, Write};
 
-use crate::pcap::{MAGIC_MICRO, MAGIC_NANO};
+use crate::pcap::{MAGIC_MICRO, MAGIC_NANO, RECORD_HEADER_LEN, u32_at};
 use crate::pcapng::{BYTE_ORDER_MAGIC, EPB_TYPE, IDB_TYPE, ISB_TYPE, SHB_TYPE};
+use crate::reader::{DamageCheck, damage_error};
+use crate::split::PcapBytes;
 use crate::types::{Interface, InterfaceStats, Precision, Timestamp, TsResolution};
 use sift_wire::LinkType;
 
@@ -41,12 +50,101 @@ pub enum WriteError {
     /// A packet for an interface that was never added.
     #[error("no interface {0} was added to the pcapng writer")]
     UnknownInterface(u32),
+    /// The input file the records were copied from shrank while being copied
+    /// ([`PcapWriter::write_pieces_from`]).
+    #[error("{error}")]
+    Input {
+        /// The input's damage, located in the input.
+        error: crate::Error,
+        /// The output's length up to the end of the last record known to hold the input's real
+        /// bytes: a regular-file output should be cut back to it (`File::set_len`) once the
+        /// writer is finished. Everything before it was written.
+        complete: u64,
+    },
 }
 
 /// Writes a classic pcap file.
 pub struct PcapWriter<W: Write> {
     out: BufWriter<W>,
     precision: Precision,
+    /// Bytes written so far (the output's length once flushed).
+    written: u64,
+    /// Where pieces from the input lie, for the call of `write_pieces_from` under way.
+    runs: Vec<InputRun>,
+}
+
+/// A run of output bytes copied from the input's mapping: `len` bytes at output offset `out`
+/// (from the start of the call) from input offset `input`.
+#[derive(Clone, Copy, Debug)]
+struct InputRun {
+    out: u64,
+    input: u64,
+    len: u64,
+}
+
+/// What `write_pieces_from` watches: the input, and where this call's records end in it.
+struct Watch<'s, 'a> {
+    source: &'s PcapBytes<'a>,
+    input_end: u64,
+    /// The output's length when the call began.
+    call_start: u64,
+}
+
+impl Watch<'_, '_> {
+    /// The damage offset, if some record of this call may be affected (it is before
+    /// `input_end`); `fstat` too when `thorough`.
+    fn damage(&self, thorough: bool) -> Option<u64> {
+        let map = self.source.mapping()?;
+        let at = if thorough { map.check_size() } else { map.damaged_at() };
+        at.filter(|&d| d < self.input_end)
+    }
+
+    /// Where in the input `part` lies, if it lies in the mapped input.
+    fn input_offset(&self, part: &[u8]) -> Option<u64> {
+        let bytes = self.source.bytes();
+        let base = bytes.as_ptr() as usize;
+        let at = part.as_ptr() as usize;
+        (at >= base && at + part.len() <= base + bytes.len()).then(|| (at - base) as u64)
+    }
+
+    /// How many output bytes of this call, from its start, are whole records known to be the
+    /// input's real bytes when the input is gone from `damage` on. Records copied from the
+    /// input are known by where they lie; records encoded by the caller lie, in the input,
+    /// before the next copied one (records keep the input's order), so they are known real
+    /// when that one starts before the damage; encoded records after the last such copied one
+    /// are not known, and left out.
+    fn proven(&self, runs: &[InputRun], damage: u64) -> u64 {
+        let bytes = self.source.bytes();
+        let mut proven = 0;
+        for r in runs {
+            if r.input + r.len <= damage {
+                proven = r.out + r.len;
+                continue;
+            }
+            if r.input <= damage {
+                // Whole records of this run before the damage (runs start at a record).
+                let mut at = r.input;
+                while at + RECORD_HEADER_LEN <= damage {
+                    let caplen = u32_at(bytes, at as usize + 8, self.source.big_endian);
+                    let end = at + RECORD_HEADER_LEN + u64::from(caplen);
+                    if end > damage || end > r.input + r.len {
+                        break;
+                    }
+                    at = end;
+                }
+                proven = r.out + (at - r.input);
+            }
+            break;
+        }
+        proven
+    }
+
+    /// The error for damage at `damage`, with the output's provable length.
+    fn failure(&self, runs: &[InputRun], damage: u64, written: u64) -> WriteError {
+        let map = self.source.mapping().expect("damage is only seen in a mapping");
+        let complete = (self.call_start + self.proven(runs, damage)).min(written);
+        WriteError::Input { error: damage_error(map, damage), complete }
+    }
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -74,7 +172,7 @@ impl<W: Write> PcapWriter<W> {
             &(u32::from(link_type.number()) | (link_type_ext & 0xffff_0000)).to_le_bytes(),
         );
         out.write_all(&h)?;
-        Ok(PcapWriter { out, precision })
+        Ok(PcapWriter { out, precision, written: h.len() as u64, runs: Vec::new() })
     }
 
     /// Appends one packet: its timestamp, wire length and captured bytes.
@@ -82,7 +180,13 @@ impl<W: Write> PcapWriter<W> {
         let h = Self::record_header(self.precision, ts, wire_len, data.len())?;
         self.out.write_all(&h)?;
         self.out.write_all(data)?;
+        self.written += (h.len() + data.len()) as u64;
         Ok(())
+    }
+
+    /// Bytes written so far, the file header included (the output's length once flushed).
+    pub fn written(&self) -> u64 {
+        self.written
     }
 
     /// The 16-byte record header [`write`](Self::write) puts before `data_len` bytes: for
@@ -112,13 +216,70 @@ impl<W: Write> PcapWriter<W> {
         Ok(h)
     }
 
-    /// Writes records already encoded, given as pieces in order (some straight from an input
-    /// file, see [`PcapBytes::verbatim`](crate::split::PcapBytes::verbatim)), gathered into
-    /// `writev` calls of about 128 KiB (the writer's buffer size): the bytes are copied once, by
-    /// the kernel.
+    /// Writes records already encoded, given as pieces in order, gathered into `writev` calls
+    /// of about 128 KiB (the writer's buffer size): the bytes are copied once, by the kernel.
+    /// For pieces taken from a mapped input file
+    /// ([`PcapBytes::verbatim`](crate::split::PcapBytes::verbatim)) use
+    /// [`write_pieces_from`](Self::write_pieces_from), which also watches the input.
     pub fn write_pieces<'p>(
         &mut self,
         pieces: impl IntoIterator<Item = &'p [u8]>,
+    ) -> Result<(), WriteError> {
+        self.write_batches(pieces, None)
+    }
+
+    /// [`write_pieces`](Self::write_pieces) for whole records, some of them copied straight
+    /// from `source`'s mapping (ranges from [`PcapBytes::verbatim`](crate::split::PcapBytes::verbatim),
+    /// each starting at a record), all of them lying before `input_end` in the input (a
+    /// chunk's [`Records::stop`](crate::split::Records::stop)), in the input's order.
+    ///
+    /// If the input shrinks during the copy, this stops and returns [`WriteError::Input`]: the
+    /// input's located damage (not the `EFAULT` the kernel may give), and the output length up
+    /// to the last record known to be the input's real bytes. The input is checked before
+    /// writing (with `fstat`: records encoded by the caller were read from the mapping), after
+    /// each `writev` (an atomic load) and at the end (`fstat` again, for a shrink within the
+    /// last page, which faults nowhere). When `Ok`, every byte written is the input's.
+    pub fn write_pieces_from<'p>(
+        &mut self,
+        source: &PcapBytes<'_>,
+        input_end: u64,
+        pieces: impl IntoIterator<Item = &'p [u8]>,
+    ) -> Result<(), WriteError> {
+        let watch = Watch { source, input_end, call_start: self.written };
+        self.runs.clear();
+        if let Some(damage) = watch.damage(true) {
+            // Already damaged before this call: write only what is known to be real.
+            let pieces: Vec<&[u8]> = pieces.into_iter().collect();
+            let mut runs = Vec::new();
+            let mut out = 0;
+            for piece in &pieces {
+                if let Some(input) = watch.input_offset(piece) {
+                    push_run(&mut runs, InputRun { out, input, len: piece.len() as u64 });
+                }
+                out += piece.len() as u64;
+            }
+            let mut keep = watch.proven(&runs, damage);
+            let prefix = pieces.into_iter().map_while(|p| {
+                let take = (p.len() as u64).min(keep) as usize;
+                keep -= take as u64;
+                (take > 0).then(|| &p[..take])
+            });
+            self.write_batches(prefix, None)?;
+            return Err(watch.failure(&runs, damage, self.written));
+        }
+        self.write_batches(pieces, Some(&watch))?;
+        if let Some(damage) = watch.damage(true) {
+            return Err(watch.failure(&self.runs, damage, self.written));
+        }
+        Ok(())
+    }
+
+    /// Gathers `pieces` into batches and writes them; with `watch`, notes where input pieces
+    /// go and stops at damage.
+    fn write_batches<'p>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'p [u8]>,
+        watch: Option<&Watch<'_, '_>>,
     ) -> Result<(), WriteError> {
         const MAX_SLICES: usize = 1024;
         let mut batch: Vec<io::IoSlice<'p>> = Vec::with_capacity(MAX_SLICES);
@@ -126,24 +287,45 @@ impl<W: Write> PcapWriter<W> {
         for piece in pieces {
             for part in piece.chunks(BUFFER) {
                 if bytes + part.len() > BUFFER || batch.len() == MAX_SLICES {
-                    self.write_slices(&mut batch)?;
+                    self.write_slices(&mut batch, watch)?;
                     bytes = 0;
+                }
+                if let Some(w) = watch
+                    && let Some(input) = w.input_offset(part)
+                {
+                    let out = self.written + bytes as u64 - w.call_start;
+                    push_run(&mut self.runs, InputRun { out, input, len: part.len() as u64 });
                 }
                 bytes += part.len();
                 batch.push(io::IoSlice::new(part));
             }
         }
-        self.write_slices(&mut batch)
+        self.write_slices(&mut batch, watch)
     }
 
     /// Writes every byte of `slices` (emptying it), continuing after partial writes: straight
     /// to the inner writer, after what the buffer holds (a `BufWriter` would copy a batch
-    /// smaller than its buffer into it).
-    fn write_slices(&mut self, slices: &mut Vec<io::IoSlice<'_>>) -> Result<(), WriteError> {
+    /// smaller than its buffer into it). With `watch`, checks the input after each `writev`.
+    fn write_slices(
+        &mut self,
+        slices: &mut Vec<io::IoSlice<'_>>,
+        watch: Option<&Watch<'_, '_>>,
+    ) -> Result<(), WriteError> {
         self.out.flush()?;
         let mut rest = &mut slices[..];
         while !rest.is_empty() {
-            match self.out.get_mut().write_vectored(rest) {
+            let result = self.out.get_mut().write_vectored(rest);
+            if let Ok(n) = result {
+                self.written += n as u64;
+            }
+            // The input may have shrunk under the kernel's copy: a short write, EFAULT (a page
+            // gone) or zeros (a page the fault handler replaced). Its damage is the error.
+            if let Some(w) = watch
+                && let Some(damage) = w.damage(result.is_err())
+            {
+                return Err(w.failure(&self.runs, damage, self.written));
+            }
+            match result {
                 Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
                 Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -162,6 +344,16 @@ impl<W: Write> PcapWriter<W> {
     /// Flushes and returns the inner writer.
     pub fn finish(self) -> io::Result<W> {
         self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+/// Appends `run`, merged with the last one when it continues it in both input and output.
+fn push_run(runs: &mut Vec<InputRun>, run: InputRun) {
+    match runs.last_mut() {
+        Some(last) if last.input + last.len == run.input && last.out + last.len == run.out => {
+            last.len += run.len;
+        }
+        _ => runs.push(run),
     }
 }
 

@@ -3,9 +3,9 @@
 //! Capture, injection and the kernel oracles all talk to the kernel through sockets, socket
 //! options, a memory-mapped ring and `bpf(2)`; the eBPF work to come adds netlink (XDP/TC
 //! attachment), AF_XDP rings and network namespaces in tests. This crate is the one place where
-//! that happens and where `unsafe` is allowed for it (besides `sift-pcap`'s one `mmap`,
-//! `sift-libpcap`'s FFI and the JIT's call into generated code): every other crate that uses
-//! it is `#![forbid(unsafe_code)]`. Each `unsafe` block says why it is sound (`// SAFETY:`).
+//! that happens and where `unsafe` is allowed for it (besides `sift-libpcap`'s FFI and the
+//! JIT's call into generated code): every other crate that uses it is
+//! `#![forbid(unsafe_code)]`. Each `unsafe` block says why it is sound (`// SAFETY:`).
 //!
 //! The wrappers return [`std::io::Result`] with the OS error untouched, descriptors as
 //! [`OwnedFd`] (closed on drop), and take descriptors as
@@ -21,11 +21,14 @@
 //! * [`bpf`]: `bpf(2)`: `BPF_PROG_LOAD` (with the verifier log) and `BPF_PROG_TEST_RUN`.
 //! * [`netns`]: private network namespaces.
 //! * [`iface`]: interface names, indexes, flags, hardware types, MTUs.
+//! * [`mmap`]: read-only file mappings that record, instead of dying of `SIGBUS`, a file
+//!   shrinking under the reader (one process-wide `SIGBUS` handler).
 //! * [`netlink`]: (empty) where XDP/TC attachment will live.
 //! * [`signal`]: SIGINT/SIGTERM as a flag. [`time`]: local time formatting (`strftime`).
 
 pub mod bpf;
 pub mod iface;
+pub mod mmap;
 pub mod netlink;
 pub mod netns;
 pub mod packet;
