@@ -351,7 +351,7 @@ pub fn copy<W: Write>(
     };
     run(file, threads, &keep, &encode, |out, at, kept| {
         progress(at, kept);
-        Ok(writer.write_pieces(out.pieces(file.bytes()))?)
+        Ok(writer.write_pieces_from(&file, at, out.pieces(file.bytes()))?)
     })
 }
 
