@@ -57,3 +57,9 @@ pub const LOOPBACK: u16 = 0x9000;
 
 /// The VLAN tag protocol identifiers libpcap's `vlan` accepts (802.1Q, 802.1ad, 0x9100).
 pub const VLAN_TPIDS: [u16; 3] = [VLAN, QINQ, QINQ_9100];
+
+/// Whether `ethertype` announces a VLAN tag (one of [`VLAN_TPIDS`]).
+#[inline]
+pub fn is_vlan_tpid(ethertype: u16) -> bool {
+    matches!(ethertype, VLAN | QINQ | QINQ_9100)
+}
