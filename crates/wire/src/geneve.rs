@@ -3,6 +3,8 @@
 use crate::bytes::{get16, get24, need, set16, set24, view};
 use crate::{Error, Header, Result};
 
+/// The UDP port Geneve is sent to (IANA).
+pub const UDP_PORT: u16 = 6081;
 /// Bytes in the header without options.
 pub const HEADER_LEN: usize = 8;
 /// Bytes in an option header (class, type, length).

@@ -179,21 +179,22 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> IcmpPacket<T> {
 }
 
 impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
-    fn sum(&self, src: &[u8; 16], dst: &[u8; 16]) -> u16 {
+    fn sum(&self, src: &[u8], dst: &[u8]) -> u16 {
         let data = self.buffer.as_ref();
-        let pseudo = checksum::pseudo_ipv6(src, dst, crate::ipproto::ICMPV6, data.len() as u32);
+        let pseudo = checksum::pseudo(src, dst, crate::ipproto::ICMPV6, data.len() as u32);
         checksum::finish(checksum::add(pseudo, data))
     }
 
-    /// Whether the checksum over the whole buffer and the pseudo-header is right.
-    pub fn verify_checksum(&self, src: &[u8; 16], dst: &[u8; 16]) -> bool {
+    /// Whether the checksum over the whole buffer and the pseudo-header (of the enclosing IP
+    /// header's addresses) is right.
+    pub fn verify_checksum(&self, src: &[u8], dst: &[u8]) -> bool {
         self.sum(src, dst) == 0
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Packet<T> {
     /// Computes and stores the checksum over the whole buffer and the pseudo-header.
-    pub fn fill_checksum(&mut self, src: &[u8; 16], dst: &[u8; 16]) {
+    pub fn fill_checksum(&mut self, src: &[u8], dst: &[u8]) {
         self.set_checksum(0);
         let sum = self.sum(src, dst);
         self.set_checksum(sum);

@@ -17,6 +17,10 @@ pub const CHUNK_INIT: u8 = 1;
 pub const CHUNK_INIT_ACK: u8 = 2;
 /// Chunk type: selective acknowledgement.
 pub const CHUNK_SACK: u8 = 3;
+/// Chunk type: state cookie echo.
+pub const CHUNK_COOKIE_ECHO: u8 = 10;
+/// Chunk type: cookie acknowledgement.
+pub const CHUNK_COOKIE_ACK: u8 = 11;
 
 /// Field offsets.
 pub mod field {

@@ -390,6 +390,19 @@ impl TcpOption<'_> {
     }
 }
 
+/// Writes `options` in order at the start of `buf` until one does not fit (the rest are
+/// dropped); returns the bytes written. With a 40-byte `buf` this is what fits in a header.
+pub fn emit_options(options: &[TcpOption<'_>], buf: &mut [u8]) -> usize {
+    let mut at = 0;
+    for opt in options {
+        match opt.emit(&mut buf[at..]) {
+            Some(n) => at += n,
+            None => break,
+        }
+    }
+    at
+}
+
 /// The options of a header, one by one. An end-of-list option ends the walk; a missing or
 /// impossible length, or a known option of the wrong length, is an error (and ends it).
 #[derive(Clone, Debug)]
@@ -600,6 +613,11 @@ mod tests {
             assert_eq!(TcpOptions::new(&buf[..n]).next().unwrap().unwrap(), opt);
             assert_eq!(opt.emit(&mut buf[..n - 1]), None);
         }
+        let mut area = [0u8; 40];
+        let four = [TcpOption::Timestamps { value: 1, echo: 2 }; 5];
+        assert_eq!(emit_options(&four, &mut area), 40, "four of five fit");
+        let n = emit_options(&[TcpOption::Nop, TcpOption::Mss(1), TcpOption::Nop], &mut area);
+        assert_eq!(&area[..n], &[1, 2, 4, 0, 1, 1]);
     }
 
     #[test]

@@ -5,6 +5,8 @@ use crate::{Header, Result};
 
 /// Bytes in a header.
 pub const HEADER_LEN: usize = 8;
+/// The UDP port VXLAN is sent to (IANA).
+pub const UDP_PORT: u16 = 4789;
 /// Flag bit: the network identifier is valid.
 pub const FLAG_VNI: u8 = 0x08;
 
