@@ -9,6 +9,12 @@ pub const HEADER_LEN: usize = 4;
 
 /// `AF_INET`.
 pub const AF_INET: u32 = 2;
+/// `AF_ISO` (OSI).
+pub const AF_OSI: u32 = 7;
+/// `AF_APPLETALK`.
+pub const AF_APPLETALK: u32 = 16;
+/// `AF_IPX`.
+pub const AF_IPX: u32 = 23;
 /// `AF_INET6` on NetBSD and OpenBSD (what `NULL` files usually carry for IPv6).
 pub const AF_INET6_BSD: u32 = 24;
 /// `AF_INET6` on FreeBSD and DragonFly BSD.

@@ -16,6 +16,8 @@ pub const CODE_SESSION: u8 = 0;
 pub const PPP_IPV4: u16 = 0x0021;
 /// PPP protocol: IPv6.
 pub const PPP_IPV6: u16 = 0x0057;
+/// PPP protocol: the link control protocol.
+pub const PPP_LCP: u16 = 0xc021;
 
 /// Field offsets.
 pub mod field {

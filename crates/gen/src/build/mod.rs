@@ -16,7 +16,7 @@
 //! leaves that field as it was, and a length too large for its field is truncated to the field.
 //!
 //! The layers are split by seam: link and network layers here, transports, tunnels and DNS in
-//! [`transport`](self) (`transport.rs`), and the fix-ups `finish` applies in `finish.rs`.
+//! `transport.rs`, and the fix-ups `finish` applies in `finish.rs`.
 
 mod finish;
 mod transport;

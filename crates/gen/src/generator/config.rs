@@ -142,7 +142,7 @@ impl Config {
     }
 }
 
-/// What [`Generator::next_frame`] says about the frame it wrote.
+/// What [`Generator::next_frame`](super::Generator::next_frame) says about the frame it wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FrameMeta {
     /// Seconds since the epoch.
