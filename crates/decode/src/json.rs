@@ -360,21 +360,7 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
             {
                 let k = o.key("flags_text");
                 k.push(b'"');
-                for (bit, c) in [
-                    (0x01u16, b'F'),
-                    (0x02, b'S'),
-                    (0x04, b'R'),
-                    (0x08, b'P'),
-                    (0x10, b'.'),
-                    (0x20, b'U'),
-                    (0x40, b'E'),
-                    (0x80, b'W'),
-                    (0x100, b'e'),
-                ] {
-                    if t.flags & bit != 0 {
-                        k.push(c);
-                    }
-                }
+                names::tcp_flag_letters(k, t.flags, true);
                 k.push(b'"');
             }
             o.num("win", u64::from(t.win));

@@ -1,6 +1,7 @@
 //! Number → name tables, spelled as tcpdump spells them. The numbers are [`sift_wire`]'s
 //! constants where the workspace names them; the names are tcpdump's and live only here.
 
+use sift_wire::tcp::flags;
 use sift_wire::{ethertype, ipproto, loopback};
 
 /// tcpdump's `ethertype_values` for the types sift meets.
@@ -70,6 +71,30 @@ pub(crate) fn ip_proto(p: u8) -> Option<&'static str> {
         ipproto::MOBILITY => "Mobility",
         _ => return None,
     })
+}
+
+/// TCP flags as tcpdump letters them (`[S.]`), in its order; the JSON writer adds AE as `e`.
+pub(crate) const TCP_FLAGS: [(u16, u8); 8] = [
+    (flags::FIN, b'F'),
+    (flags::SYN, b'S'),
+    (flags::RST, b'R'),
+    (flags::PSH, b'P'),
+    (flags::ACK, b'.'),
+    (flags::URG, b'U'),
+    (flags::ECE, b'E'),
+    (flags::CWR, b'W'),
+];
+
+/// The letters of the flags set in `bits`, in [`TCP_FLAGS`] order (and AE last when `ae`).
+pub(crate) fn tcp_flag_letters(out: &mut Vec<u8>, bits: u16, ae: bool) {
+    for (bit, c) in TCP_FLAGS {
+        if bits & bit != 0 {
+            out.push(c);
+        }
+    }
+    if ae && bits & flags::AE != 0 {
+        out.push(b'e');
+    }
 }
 
 /// BSD address families (`AF IPv4 (2)`).

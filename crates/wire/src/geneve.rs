@@ -1,6 +1,6 @@
 //! Geneve headers (RFC 8926) and their options.
 
-use crate::bytes::{get16, get24, need, set16, set24, view};
+use crate::bytes::{get16, get24, need, options_area, set16, set24, view, walk};
 use crate::{Error, Header, Result};
 
 /// The UDP port Geneve is sent to (IANA).
@@ -79,17 +79,6 @@ impl<T: AsRef<[u8]>> GenevePacket<T> {
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> GenevePacket<&'a T> {
-    /// The options area.
-    #[inline]
-    pub fn options(&self) -> &'a [u8] {
-        &self.buffer.as_ref()[HEADER_LEN..self.header_len()]
-    }
-
-    /// The options, one by one.
-    pub fn option_iter(&self) -> GeneveOptions<'a> {
-        GeneveOptions::new(self.options())
-    }
-
     /// What follows the header and its options.
     #[inline]
     pub fn payload(&self) -> &'a [u8] {
@@ -130,13 +119,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> GenevePacket<T> {
         set24(self.buffer.as_mut(), field::VNI, vni);
     }
 
-    /// The options area, writable.
-    #[inline]
-    pub fn options_mut(&mut self) -> &mut [u8] {
-        let end = self.header_len();
-        &mut self.buffer.as_mut()[HEADER_LEN..end]
-    }
-
     /// What follows the header and its options, writable.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
@@ -156,39 +138,26 @@ pub struct GeneveOption<'a> {
     pub data: &'a [u8],
 }
 
-/// The options of a header, one by one; an option longer than the area is an error (and ends
-/// the walk).
-#[derive(Clone, Debug)]
-pub struct GeneveOptions<'a> {
-    data: &'a [u8],
-    at: usize,
+walk! {
+    /// The options of a header, one by one; an option longer than the area is an error (and
+    /// ends the walk).
+    GeneveOptions => GeneveOption<'a>, option_at
 }
 
-impl<'a> GeneveOptions<'a> {
-    /// A walk over an options area.
-    pub fn new(data: &'a [u8]) -> GeneveOptions<'a> {
-        GeneveOptions { data, at: 0 }
-    }
-}
+options_area!(GenevePacket, GeneveOptions);
 
-impl<'a> Iterator for GeneveOptions<'a> {
-    type Item = Result<GeneveOption<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let at = self.at;
-        let rest = self.data.get(at..).filter(|r| !r.is_empty())?;
-        self.at = self.data.len();
-        if rest.len() < OPTION_HEADER_LEN {
-            let e = Error::truncated(Header::GeneveOption, OPTION_HEADER_LEN, rest.len());
-            return Some(Err(e.shifted(at)));
-        }
-        let len = OPTION_HEADER_LEN + usize::from(rest[3] & 0x1f) * 4;
-        let Some(data) = rest.get(OPTION_HEADER_LEN..len) else {
-            return Some(Err(Error::truncated(Header::GeneveOption, len, rest.len()).shifted(at)));
-        };
-        self.at = at + len;
-        Some(Ok(GeneveOption { class: get16(rest, 0), option_type: rest[2], data }))
+fn option_at(data: &[u8], at: usize) -> Option<Result<(GeneveOption<'_>, usize)>> {
+    let rest = data.get(at..).filter(|r| !r.is_empty())?;
+    let h = Header::GeneveOption;
+    if rest.len() < OPTION_HEADER_LEN {
+        return Some(Err(Error::truncated(h, OPTION_HEADER_LEN, rest.len()).shifted(at)));
     }
+    let len = OPTION_HEADER_LEN + usize::from(rest[3] & 0x1f) * 4;
+    let Some(value) = rest.get(OPTION_HEADER_LEN..len) else {
+        return Some(Err(Error::truncated(h, len, rest.len()).shifted(at)));
+    };
+    let option = GeneveOption { class: get16(rest, 0), option_type: rest[2], data: value };
+    Some(Ok((option, at + len)))
 }
 
 /// The fields of a version 0 Geneve header.

@@ -1,6 +1,6 @@
 //! IPv4 headers (RFC 791) and their options.
 
-use crate::bytes::{array, get16, need, set16, view};
+use crate::bytes::{array, get16, need, options_area, set16, tlv, view, walk};
 use crate::checksum;
 use crate::{Error, Header, Result};
 
@@ -176,17 +176,6 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Ipv4Packet<&'a T> {
         &self.buffer.as_ref()[..self.header_len()]
     }
 
-    /// The options area.
-    #[inline]
-    pub fn options(&self) -> &'a [u8] {
-        &self.buffer.as_ref()[HEADER_LEN..self.header_len()]
-    }
-
-    /// The options, one by one.
-    pub fn option_iter(&self) -> Ipv4Options<'a> {
-        Ipv4Options::new(self.options())
-    }
-
     /// The payload, as far as the total length says.
     #[inline]
     pub fn payload(&self) -> &'a [u8] {
@@ -314,13 +303,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.set_ttl(ttl);
     }
 
-    /// The options area, writable.
-    #[inline]
-    pub fn options_mut(&mut self) -> &mut [u8] {
-        let end = self.header_len();
-        &mut self.buffer.as_mut()[HEADER_LEN..end]
-    }
-
     /// The payload (as far as the total length says), writable.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
@@ -338,45 +320,20 @@ pub struct Ipv4Option<'a> {
     pub data: &'a [u8],
 }
 
-/// The options of a header, one by one; an end-of-list option ends the walk, a length that
-/// is below 2 or runs past the options area is an error (and ends it).
-#[derive(Clone, Debug)]
-pub struct Ipv4Options<'a> {
-    data: &'a [u8],
-    at: usize,
+walk! {
+    /// The options of a header, one by one; an end-of-list option ends the walk, a length that
+    /// is below 2 or runs past the options area is an error (and ends it).
+    Ipv4Options => Ipv4Option<'a>, option_at
 }
 
-impl<'a> Ipv4Options<'a> {
-    /// A walk over an options area.
-    pub fn new(data: &'a [u8]) -> Ipv4Options<'a> {
-        Ipv4Options { data, at: 0 }
-    }
-}
+options_area!(Ipv4Packet, Ipv4Options);
 
-impl<'a> Iterator for Ipv4Options<'a> {
-    type Item = Result<Ipv4Option<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let at = self.at;
-        let kind = *self.data.get(at)?;
-        if kind == OPT_EOL || kind == OPT_NOP {
-            self.at = if kind == OPT_EOL { self.data.len() } else { at + 1 };
-            return Some(Ok(Ipv4Option { kind, data: &[] }));
-        }
-        self.at = self.data.len();
-        let Some(&len) = self.data.get(at + 1) else {
-            return Some(Err(Error::truncated(Header::Ipv4Option, at + 2, self.data.len())));
-        };
-        let len = usize::from(len);
-        if len < 2 {
-            return Some(Err(Error::invalid(Header::Ipv4Option, at + 1, "length", len as u32)));
-        }
-        let Some(data) = self.data.get(at + 2..at + len) else {
-            return Some(Err(Error::truncated(Header::Ipv4Option, at + len, self.data.len())));
-        };
-        self.at = at + len;
-        Some(Ok(Ipv4Option { kind, data }))
-    }
+fn option_at(data: &[u8], at: usize) -> Option<Result<(Ipv4Option<'_>, usize)>> {
+    let option = tlv(data, at, Header::Ipv4Option, &[OPT_EOL, OPT_NOP], true)?;
+    Some(option.map(|(kind, value, next)| {
+        let next = if kind == OPT_EOL { data.len() } else { next };
+        (Ipv4Option { kind, data: value }, next)
+    }))
 }
 
 /// The fields of an IPv4 header. Lengths and the checksum are computed by [`Ipv4Repr::emit`].

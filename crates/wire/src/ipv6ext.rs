@@ -6,7 +6,7 @@
 //! and stops at the first protocol that is not an extension header; it gives up after
 //! [`MAX_EXT_HEADERS`] headers, so a hostile chain costs a bounded amount of work.
 
-use crate::bytes::{get16, get32, need, set16, set32};
+use crate::bytes::{get16, get32, need, set16, set32, tlv, walk};
 use crate::ipproto;
 use crate::{Error, Header, Result};
 
@@ -189,7 +189,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Ipv6ExtHeader<&'a T> {
 
     /// The options of a hop-by-hop or destination options header, one by one.
     pub fn option_iter(&self) -> Ipv6Options<'a> {
-        Ipv6Options { data: self.data(), at: 0 }
+        Ipv6Options::new(self.data())
     }
 
     /// What follows the header.
@@ -253,35 +253,15 @@ pub struct Ipv6Option<'a> {
     pub data: &'a [u8],
 }
 
-/// The options of a hop-by-hop or destination options header; a length past the header is an
-/// error (and ends the walk).
-#[derive(Clone, Debug)]
-pub struct Ipv6Options<'a> {
-    data: &'a [u8],
-    at: usize,
+walk! {
+    /// The options of a hop-by-hop or destination options header; a length past the header is
+    /// an error (and ends the walk).
+    Ipv6Options => Ipv6Option<'a>, option_at
 }
 
-impl<'a> Iterator for Ipv6Options<'a> {
-    type Item = Result<Ipv6Option<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let at = self.at;
-        let kind = *self.data.get(at)?;
-        if kind == OPT_PAD1 {
-            self.at += 1;
-            return Some(Ok(Ipv6Option { kind, data: &[] }));
-        }
-        self.at = self.data.len();
-        let Some(&len) = self.data.get(at + 1) else {
-            return Some(Err(Error::truncated(Header::Ipv6Ext, at + 2, self.data.len())));
-        };
-        let end = at + 2 + usize::from(len);
-        let Some(data) = self.data.get(at + 2..end) else {
-            return Some(Err(Error::truncated(Header::Ipv6Ext, end, self.data.len())));
-        };
-        self.at = end;
-        Some(Ok(Ipv6Option { kind, data }))
-    }
+fn option_at(data: &[u8], at: usize) -> Option<Result<(Ipv6Option<'_>, usize)>> {
+    let option = tlv(data, at, Header::Ipv6Ext, &[OPT_PAD1], false)?;
+    Some(option.map(|(kind, value, next)| (Ipv6Option { kind, data: value }, next)))
 }
 
 /// A walk over a chain of extension headers: each header in turn, then

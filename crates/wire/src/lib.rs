@@ -10,6 +10,7 @@
 //! - [`ethertype`], [`ipproto`]: the numbers.
 //! - [`checksum`]: the Internet checksum, pseudo-headers, RFC 1624 incremental updates, CRC32c.
 //! - [`Timestamp`]: when a packet was seen.
+//! - [`ports`]: where TCP, UDP, SCTP and DCCP keep their ports (a flow's 5-tuple).
 //! - One module per header, each with a zero-copy view and (for the headers sift builds) a
 //!   `Repr`: [`ethernet`] (and VLAN tags), [`sll`], [`loopback`], [`mpls`], [`pppoe`],
 //!   [`arp`], [`ipv4`], [`ipv6`], [`ipv6ext`], [`tcp`], [`udp`], [`icmp`] (and ICMPv6),
@@ -103,6 +104,7 @@ pub mod ipv6ext;
 pub mod link;
 pub mod loopback;
 pub mod mpls;
+pub mod ports;
 pub mod pppoe;
 pub mod sctp;
 pub mod sll;

@@ -1,8 +1,8 @@
 //! SCTP (RFC 9260): the common header, its CRC32c, and the chunks after it.
 
-use crate::bytes::{get16, get32, need, set16, set32, view};
+use crate::bytes::{get16, get32, need, need_length, ports, set16, set32, view};
 use crate::checksum;
-use crate::{Error, Header, Result};
+use crate::{Header, Result};
 
 /// Bytes in the common header.
 pub const HEADER_LEN: usize = 12;
@@ -24,10 +24,7 @@ pub const CHUNK_COOKIE_ACK: u8 = 11;
 
 /// Field offsets.
 pub mod field {
-    /// Source port.
-    pub const SRC_PORT: usize = 0;
-    /// Destination port.
-    pub const DST_PORT: usize = 2;
+    pub use crate::ports::{DST_PORT, SRC_PORT};
     /// Verification tag.
     pub const VTAG: usize = 4;
     /// CRC32c, stored least significant byte first.
@@ -46,22 +43,12 @@ view! {
     SctpPacket
 }
 
+ports!(SctpPacket);
+
 impl<T: AsRef<[u8]>> SctpPacket<T> {
     /// The common header must fit (chunks are checked as they are walked).
     pub fn check_len(&self) -> Result<()> {
         need(Header::Sctp, self.buffer.as_ref(), HEADER_LEN)
-    }
-
-    /// Source port.
-    #[inline]
-    pub fn src_port(&self) -> u16 {
-        get16(self.buffer.as_ref(), field::SRC_PORT)
-    }
-
-    /// Destination port.
-    #[inline]
-    pub fn dst_port(&self) -> u16 {
-        get16(self.buffer.as_ref(), field::DST_PORT)
     }
 
     /// Verification tag.
@@ -112,18 +99,6 @@ impl<'a, T: AsRef<[u8]> + ?Sized> SctpPacket<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SctpPacket<T> {
-    /// Sets the source port.
-    #[inline]
-    pub fn set_src_port(&mut self, port: u16) {
-        set16(self.buffer.as_mut(), field::SRC_PORT, port);
-    }
-
-    /// Sets the destination port.
-    #[inline]
-    pub fn set_dst_port(&mut self, port: u16) {
-        set16(self.buffer.as_mut(), field::DST_PORT, port);
-    }
-
     /// Sets the verification tag.
     #[inline]
     pub fn set_verification_tag(&mut self, tag: u32) {
@@ -158,18 +133,9 @@ view! {
 impl<T: AsRef<[u8]>> SctpChunk<T> {
     /// The chunk header must fit, its length be at least 4 and fit.
     pub fn check_len(&self) -> Result<()> {
-        let data = self.buffer.as_ref();
-        need(Header::SctpChunk, data, CHUNK_HEADER_LEN)?;
-        let len = usize::from(self.len());
-        if len < CHUNK_HEADER_LEN {
-            return Err(Error::invalid(
-                Header::SctpChunk,
-                field::CHUNK_LENGTH,
-                "length",
-                len as u32,
-            ));
-        }
-        need(Header::SctpChunk, data, len)
+        let (h, at) = (Header::SctpChunk, field::CHUNK_LENGTH);
+        let length = |d: &[u8]| usize::from(get16(d, at));
+        need_length(h, self.buffer.as_ref(), CHUNK_HEADER_LEN, at, "length", length)
     }
 
     /// Chunk type.

@@ -1,6 +1,6 @@
 //! TCP headers (RFC 9293) and their options.
 
-use crate::bytes::{get16, get32, need, set16, set32, view};
+use crate::bytes::{get16, get32, need, options_area, ports, set16, set32, tlv, view, walk};
 use crate::checksum;
 use crate::{Error, Header, Result};
 
@@ -51,10 +51,7 @@ pub mod option {
 
 /// Field offsets.
 pub mod field {
-    /// Source port.
-    pub const SRC_PORT: usize = 0;
-    /// Destination port.
-    pub const DST_PORT: usize = 2;
+    pub use crate::ports::{DST_PORT, SRC_PORT};
     /// Sequence number.
     pub const SEQ: usize = 4;
     /// Acknowledgment number.
@@ -90,18 +87,6 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
             ));
         }
         need(Header::Tcp, data, hlen)
-    }
-
-    /// Source port.
-    #[inline]
-    pub fn src_port(&self) -> u16 {
-        get16(self.buffer.as_ref(), field::SRC_PORT)
-    }
-
-    /// Destination port.
-    #[inline]
-    pub fn dst_port(&self) -> u16 {
-        get16(self.buffer.as_ref(), field::DST_PORT)
     }
 
     /// Sequence number.
@@ -180,17 +165,6 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> TcpPacket<&'a T> {
-    /// The options area.
-    #[inline]
-    pub fn options(&self) -> &'a [u8] {
-        &self.buffer.as_ref()[HEADER_LEN..self.header_len()]
-    }
-
-    /// The options, one by one.
-    pub fn option_iter(&self) -> TcpOptions<'a> {
-        TcpOptions::new(self.options())
-    }
-
     /// The segment's data.
     #[inline]
     pub fn payload(&self) -> &'a [u8] {
@@ -199,18 +173,6 @@ impl<'a, T: AsRef<[u8]> + ?Sized> TcpPacket<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
-    /// Sets the source port.
-    #[inline]
-    pub fn set_src_port(&mut self, port: u16) {
-        set16(self.buffer.as_mut(), field::SRC_PORT, port);
-    }
-
-    /// Sets the destination port.
-    #[inline]
-    pub fn set_dst_port(&mut self, port: u16) {
-        set16(self.buffer.as_mut(), field::DST_PORT, port);
-    }
-
     /// Sets the sequence number.
     #[inline]
     pub fn set_seq_number(&mut self, seq: u32) {
@@ -281,13 +243,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
     pub fn rewrite_dst_port(&mut self, port: u16) {
         self.set_checksum(checksum::update16(self.checksum(), self.dst_port(), port));
         self.set_dst_port(port);
-    }
-
-    /// The options area, writable.
-    #[inline]
-    pub fn options_mut(&mut self) -> &mut [u8] {
-        let end = self.header_len();
-        &mut self.buffer.as_mut()[HEADER_LEN..end]
     }
 
     /// The segment's data, writable.
@@ -403,65 +358,39 @@ pub fn emit_options(options: &[TcpOption<'_>], buf: &mut [u8]) -> usize {
     at
 }
 
-/// The options of a header, one by one. An end-of-list option ends the walk; a missing or
-/// impossible length, or a known option of the wrong length, is an error (and ends it).
-#[derive(Clone, Debug)]
-pub struct TcpOptions<'a> {
-    data: &'a [u8],
-    at: usize,
+walk! {
+    /// The options of a header, one by one. An end-of-list option ends the walk; a missing or
+    /// impossible length, or a known option of the wrong length, is an error (and ends it).
+    TcpOptions => TcpOption<'a>, option_at
 }
 
-impl<'a> TcpOptions<'a> {
-    /// A walk over an options area.
-    pub fn new(data: &'a [u8]) -> TcpOptions<'a> {
-        TcpOptions { data, at: 0 }
-    }
-}
+options_area!(TcpPacket, TcpOptions);
+ports!(TcpPacket);
 
-impl<'a> Iterator for TcpOptions<'a> {
-    type Item = Result<TcpOption<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let at = self.at;
-        let kind = *self.data.get(at)?;
-        match kind {
-            option::EOL => {
-                self.at = self.data.len();
-                return Some(Ok(TcpOption::EndOfList));
-            }
-            option::NOP => {
-                self.at += 1;
-                return Some(Ok(TcpOption::Nop));
-            }
-            _ => {}
+fn option_at(data: &[u8], at: usize) -> Option<Result<(TcpOption<'_>, usize)>> {
+    let single = [option::EOL, option::NOP];
+    let (kind, value, next) = match tlv(data, at, Header::TcpOption, &single, true)? {
+        Ok(found) => found,
+        Err(e) => return Some(Err(e)),
+    };
+    let opt = match (kind, value.len()) {
+        (option::EOL, _) => return Some(Ok((TcpOption::EndOfList, data.len()))),
+        (option::NOP, _) => TcpOption::Nop,
+        (option::MSS, 2) => TcpOption::Mss(get16(value, 0)),
+        (option::WINDOW_SCALE, 1) => TcpOption::WindowScale(value[0]),
+        (option::SACK_PERMITTED, 0) => TcpOption::SackPermitted,
+        (option::SACK, n) if n > 0 && n % 8 == 0 => TcpOption::Sack(value),
+        (option::TIMESTAMPS, 8) => {
+            TcpOption::Timestamps { value: get32(value, 0), echo: get32(value, 4) }
         }
-        self.at = self.data.len();
-        let bad_len = |len: usize| Error::invalid(Header::TcpOption, at + 1, "length", len as u32);
-        let Some(&len) = self.data.get(at + 1) else {
-            return Some(Err(Error::truncated(Header::TcpOption, at + 2, self.data.len())));
-        };
-        let len = usize::from(len);
-        if len < 2 {
-            return Some(Err(bad_len(len)));
+        (option::MSS | option::WINDOW_SCALE | option::SACK_PERMITTED, n)
+        | (option::SACK | option::TIMESTAMPS, n) => {
+            let len = (n + 2) as u32;
+            return Some(Err(Error::invalid(Header::TcpOption, at + 1, "length", len)));
         }
-        let Some(data) = self.data.get(at + 2..at + len) else {
-            return Some(Err(Error::truncated(Header::TcpOption, at + len, self.data.len())));
-        };
-        let opt = match (kind, data.len()) {
-            (option::MSS, 2) => TcpOption::Mss(get16(data, 0)),
-            (option::WINDOW_SCALE, 1) => TcpOption::WindowScale(data[0]),
-            (option::SACK_PERMITTED, 0) => TcpOption::SackPermitted,
-            (option::SACK, n) if n > 0 && n % 8 == 0 => TcpOption::Sack(data),
-            (option::TIMESTAMPS, 8) => {
-                TcpOption::Timestamps { value: get32(data, 0), echo: get32(data, 4) }
-            }
-            (option::MSS | option::WINDOW_SCALE | option::SACK_PERMITTED, _)
-            | (option::SACK | option::TIMESTAMPS, _) => return Some(Err(bad_len(len))),
-            _ => TcpOption::Unknown { kind, data },
-        };
-        self.at = at + len;
-        Some(Ok(opt))
-    }
+        _ => TcpOption::Unknown { kind, data: value },
+    };
+    Some(Ok((opt, next)))
 }
 
 /// The fields of a TCP header. The data offset comes from the options; the checksum is filled

@@ -3,19 +3,16 @@
 //! A zero checksum means "not computed" over IPv4 (and is not allowed over IPv6), so a
 //! computed zero is sent as 0xFFFF, and rewrites leave an absent checksum absent.
 
-use crate::bytes::{get16, need, set16, view};
+use crate::bytes::{get16, need_length, ports, set16, view};
 use crate::checksum;
-use crate::{Error, Header, Result};
+use crate::{Header, Result};
 
 /// Bytes in a header.
 pub const HEADER_LEN: usize = 8;
 
 /// Field offsets.
 pub mod field {
-    /// Source port.
-    pub const SRC_PORT: usize = 0;
-    /// Destination port.
-    pub const DST_PORT: usize = 2;
+    pub use crate::ports::{DST_PORT, SRC_PORT};
     /// Length of header and data.
     pub const LENGTH: usize = 4;
     /// Checksum.
@@ -27,28 +24,13 @@ view! {
     UdpPacket
 }
 
+ports!(UdpPacket);
+
 impl<T: AsRef<[u8]>> UdpPacket<T> {
     /// The header must fit, its length be at least 8 and fit.
     pub fn check_len(&self) -> Result<()> {
-        let data = self.buffer.as_ref();
-        need(Header::Udp, data, HEADER_LEN)?;
-        let len = usize::from(self.len());
-        if len < HEADER_LEN {
-            return Err(Error::invalid(Header::Udp, field::LENGTH, "length", len as u32));
-        }
-        need(Header::Udp, data, len)
-    }
-
-    /// Source port.
-    #[inline]
-    pub fn src_port(&self) -> u16 {
-        get16(self.buffer.as_ref(), field::SRC_PORT)
-    }
-
-    /// Destination port.
-    #[inline]
-    pub fn dst_port(&self) -> u16 {
-        get16(self.buffer.as_ref(), field::DST_PORT)
+        let length = |d: &[u8]| usize::from(get16(d, field::LENGTH));
+        need_length(Header::Udp, self.buffer.as_ref(), HEADER_LEN, field::LENGTH, "length", length)
     }
 
     /// Length of header and data.
@@ -90,18 +72,6 @@ impl<'a, T: AsRef<[u8]> + ?Sized> UdpPacket<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
-    /// Sets the source port.
-    #[inline]
-    pub fn set_src_port(&mut self, port: u16) {
-        set16(self.buffer.as_mut(), field::SRC_PORT, port);
-    }
-
-    /// Sets the destination port.
-    #[inline]
-    pub fn set_dst_port(&mut self, port: u16) {
-        set16(self.buffer.as_mut(), field::DST_PORT, port);
-    }
-
     /// Sets the length.
     #[inline]
     pub fn set_len(&mut self, len: u16) {

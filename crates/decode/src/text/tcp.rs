@@ -35,20 +35,7 @@ impl<'a> Walk<'_, 'a> {
         let flags = t.flags;
         let start = self.out.len();
         // tcpdump 4.99 prints the eight classic flags only (not AE).
-        for (bit, c) in [
-            (0x01u16, b'F'),
-            (0x02, b'S'),
-            (0x04, b'R'),
-            (0x08, b'P'),
-            (0x10, b'.'),
-            (0x20, b'U'),
-            (0x40, b'E'),
-            (0x80, b'W'),
-        ] {
-            if flags & bit != 0 {
-                self.out.push(c);
-            }
-        }
+        names::tcp_flag_letters(self.out, flags, false);
         if self.out.len() == start {
             self.out.s("none");
         }

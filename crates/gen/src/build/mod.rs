@@ -38,101 +38,45 @@ pub use transport::{DnsAnswer, dns_type};
 
 use finish::{FixupKind, IpRef};
 
-/// Protocols a layer can announce to the layer in front of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Proto {
-    /// IPv4.
-    Ipv4,
-    /// IPv6.
-    Ipv6,
-    /// ARP.
-    Arp,
-    /// An 802.1Q tag (TPID 0x8100).
-    Vlan,
-    /// An 802.1ad service tag (TPID 0x88a8).
-    QinQ,
-    /// An MPLS label stack (unicast).
-    Mpls,
-    /// A PPPoE session header.
-    PppoeSession,
-    /// Ethernet (transparent Ethernet bridging, 0x6558).
-    Ethernet,
-    /// TCP.
-    Tcp,
-    /// UDP.
-    Udp,
-    /// SCTP.
-    Sctp,
-    /// ICMP.
-    Icmp,
-    /// ICMPv6.
-    Icmpv6,
-    /// GRE.
-    Gre,
-    /// IPv6 hop-by-hop options.
-    HopByHop,
-    /// IPv6 routing header.
-    Routing,
-    /// IPv6 fragment header.
-    Fragment,
-    /// IPv6 destination options.
-    DestOptions,
+/// The numbers by which the header in front can name a layer: its EtherType, IP protocol, PPP
+/// protocol and BSD address family (`None` where a number space has none for it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Names {
+    ethertype: Option<u16>,
+    ip_proto: Option<u8>,
+    ppp: Option<u16>,
+    af: Option<u32>,
 }
 
-impl Proto {
-    /// The EtherType naming this protocol.
-    pub fn ethertype(self) -> Option<u16> {
-        Some(match self {
-            Proto::Ipv4 => ethertype::IPV4,
-            Proto::Ipv6 => ethertype::IPV6,
-            Proto::Arp => ethertype::ARP,
-            Proto::Vlan => ethertype::VLAN,
-            Proto::QinQ => ethertype::QINQ,
-            Proto::Mpls => ethertype::MPLS,
-            Proto::PppoeSession => ethertype::PPPOE_SESSION,
-            Proto::Ethernet => ethertype::TEB,
-            _ => return None,
-        })
+impl Names {
+    const NONE: Names = Names { ethertype: None, ip_proto: None, ppp: None, af: None };
+
+    /// A layer named by an EtherType only.
+    pub(crate) const fn ether(ethertype: u16) -> Names {
+        Names { ethertype: Some(ethertype), ..Names::NONE }
     }
 
-    /// The IP protocol / IPv6 next-header number naming this protocol.
-    pub fn ip_proto(self) -> Option<u8> {
-        Some(match self {
-            Proto::HopByHop => ipproto::HOPOPTS,
-            Proto::Icmp => ipproto::ICMP,
-            Proto::Ipv4 => ipproto::IPIP,
-            Proto::Tcp => ipproto::TCP,
-            Proto::Udp => ipproto::UDP,
-            Proto::Ipv6 => ipproto::IPV6,
-            Proto::Routing => ipproto::ROUTING,
-            Proto::Fragment => ipproto::FRAGMENT,
-            Proto::Gre => ipproto::GRE,
-            Proto::Icmpv6 => ipproto::ICMPV6,
-            Proto::DestOptions => ipproto::DSTOPTS,
-            Proto::Sctp => ipproto::SCTP,
-            _ => return None,
-        })
-    }
-
-    /// The PPP protocol number naming this protocol.
-    pub fn ppp(self) -> Option<u16> {
-        match self {
-            Proto::Ipv4 => Some(pppoe::PPP_IPV4),
-            Proto::Ipv6 => Some(pppoe::PPP_IPV6),
-            _ => None,
-        }
-    }
-
-    /// The BSD address family used by DLT_NULL / DLT_LOOP (IPv6 as on the BSDs: 24).
-    pub fn bsd_af(self) -> Option<u32> {
-        match self {
-            Proto::Ipv4 => Some(loopback::AF_INET),
-            Proto::Ipv6 => Some(loopback::AF_INET6_BSD),
-            _ => None,
-        }
+    /// A layer named by an IP protocol number only.
+    pub(crate) const fn ip(protocol: u8) -> Names {
+        Names { ip_proto: Some(protocol), ..Names::NONE }
     }
 }
+
+/// IPv4 in every number space.
+const IPV4: Names = Names {
+    ethertype: Some(ethertype::IPV4),
+    ip_proto: Some(ipproto::IPIP),
+    ppp: Some(pppoe::PPP_IPV4),
+    af: Some(loopback::AF_INET),
+};
+
+/// IPv6 in every number space (the address family as on the BSDs: 24).
+const IPV6: Names = Names {
+    ethertype: Some(ethertype::IPV6),
+    ip_proto: Some(ipproto::IPV6),
+    ppp: Some(pppoe::PPP_IPV6),
+    af: Some(loopback::AF_INET6_BSD),
+};
 
 /// The header (by its start) whose next-protocol field the next layer fills in.
 #[derive(Clone, Copy, Debug)]
@@ -229,10 +173,10 @@ impl<'a> Packet<'a> {
         self.buf.get_mut(at..).filter(|b| b.len() >= need)
     }
 
-    fn announce(&mut self, proto: Proto) {
+    fn announce(&mut self, names: Names) {
         let Some(next) = self.next.take() else { return };
-        let ether = proto.ethertype();
-        let ip = proto.ip_proto();
+        let ether = names.ethertype;
+        let ip = names.ip_proto;
         match next {
             NextField::Ethernet(at) => {
                 if let (Some(v), Some(b)) = (ether, self.at(at, 14)) {
@@ -265,7 +209,7 @@ impl<'a> Packet<'a> {
                 }
             }
             NextField::Pppoe(at) => {
-                if let (Some(v), Some(b)) = (proto.ppp(), self.at(at, 8)) {
+                if let (Some(v), Some(b)) = (names.ppp, self.at(at, 8)) {
                     PppoePacket::new_unchecked(b).set_ppp_protocol(v);
                 }
             }
@@ -285,12 +229,12 @@ impl<'a> Packet<'a> {
                 }
             }
             NextField::LoopbackLe(at) => {
-                if let (Some(v), Some(b)) = (proto.bsd_af(), self.at(at, 4)) {
+                if let (Some(v), Some(b)) = (names.af, self.at(at, 4)) {
                     LoopbackPacket::new_unchecked(b).set_family_le(v);
                 }
             }
             NextField::LoopbackBe(at) => {
-                if let (Some(v), Some(b)) = (proto.bsd_af(), self.at(at, 4)) {
+                if let (Some(v), Some(b)) = (names.af, self.at(at, 4)) {
                     LoopbackPacket::new_unchecked(b).set_family_be(v);
                 }
             }
@@ -333,7 +277,7 @@ impl<'a> Packet<'a> {
 
     /// Ethernet II header (EtherType filled by the next layer).
     pub fn ethernet(&mut self, dst: Mac, src: Mac) -> &mut Self {
-        self.announce(Proto::Ethernet);
+        self.announce(Names::ether(ethertype::TEB));
         let at = self.grow(sift_wire::ethernet::HEADER_LEN);
         let repr = EthernetRepr { dst, src, ethertype: 0 };
         repr.emit(&mut EthernetFrame::new_unchecked(&mut self.buf[at..]));
@@ -377,7 +321,7 @@ impl<'a> Packet<'a> {
 
     /// An 802.1Q (`outer == false`, TPID 0x8100) or 802.1ad (`outer == true`, 0x88a8) tag.
     pub fn vlan(&mut self, outer: bool, pcp: u8, vid: u16) -> &mut Self {
-        self.announce(if outer { Proto::QinQ } else { Proto::Vlan });
+        self.announce(Names::ether(if outer { ethertype::QINQ } else { ethertype::VLAN }));
         let at = self.grow(sift_wire::ethernet::VLAN_TAG_LEN);
         let repr = VlanRepr { pcp, dei: false, vid, ethertype: 0 };
         repr.emit(&mut VlanTag::new_unchecked(&mut self.buf[at..]));
@@ -388,7 +332,7 @@ impl<'a> Packet<'a> {
     /// An MPLS label stack (bottom-of-stack set on the last label). MPLS has no next-protocol
     /// field: the payload must be IPv4 or IPv6, which readers tell apart by the version nibble.
     pub fn mpls(&mut self, labels: &[u32], ttl: u8) -> &mut Self {
-        self.announce(Proto::Mpls);
+        self.announce(Names::ether(ethertype::MPLS));
         for (i, &label) in labels.iter().enumerate() {
             let at = self.grow(sift_wire::mpls::HEADER_LEN);
             let repr = MplsRepr { label, traffic_class: 0, bottom: i + 1 == labels.len(), ttl };
@@ -400,7 +344,7 @@ impl<'a> Packet<'a> {
 
     /// A PPPoE session header (RFC 2516) and the PPP protocol field.
     pub fn pppoe_session(&mut self, session_id: u16) -> &mut Self {
-        self.announce(Proto::PppoeSession);
+        self.announce(Names::ether(ethertype::PPPOE_SESSION));
         let at = self.grow(pppoe::SESSION_HEADER_LEN);
         self.fixup(FixupKind::Pppoe, at);
         let repr = PppoeSessionRepr { session_id, protocol: 0, payload_len: 0 };
@@ -411,7 +355,7 @@ impl<'a> Packet<'a> {
 
     /// An ARP packet for IPv4 over Ethernet (`op` 1 request, 2 reply).
     pub fn arp(&mut self, op: u16, sha: Mac, spa: [u8; 4], tha: Mac, tpa: [u8; 4]) -> &mut Self {
-        self.announce(Proto::Arp);
+        self.announce(Names::ether(ethertype::ARP));
         let at = self.grow(sift_wire::arp::ETHERNET_IPV4_LEN);
         let repr = ArpRepr { op, sender_hw: sha, sender_ip: spa, target_hw: tha, target_ip: tpa };
         repr.emit(&mut ArpPacket::new_unchecked(&mut self.buf[at..]));
@@ -425,7 +369,7 @@ impl<'a> Packet<'a> {
     /// length and checksum from [`Packet::finish`] (`h.protocol` and `h.payload_len` are not
     /// used). Options are padded to a multiple of 4 with end-of-list bytes (at most 40 kept).
     pub fn ipv4(&mut self, h: &Ipv4Repr<'_>) -> &mut Self {
-        self.announce(Proto::Ipv4);
+        self.announce(IPV4);
         let repr = Ipv4Repr { protocol: 0, payload_len: 0, ..*h };
         let at = self.grow(repr.buffer_len());
         repr.emit(&mut Ipv4Packet::new_unchecked(&mut self.buf[at..]));
@@ -438,7 +382,7 @@ impl<'a> Packet<'a> {
     /// An IPv6 header (see [`ipv6_header`]); its next header comes from the next layer, its
     /// payload length from [`Packet::finish`].
     pub fn ipv6(&mut self, h: &Ipv6Repr) -> &mut Self {
-        self.announce(Proto::Ipv6);
+        self.announce(IPV6);
         let repr = Ipv6Repr { next_header: 0, payload_len: 0, ..*h };
         let at = self.grow(repr.buffer_len());
         repr.emit(&mut Ipv6Packet::new_unchecked(&mut self.buf[at..]));
@@ -450,11 +394,10 @@ impl<'a> Packet<'a> {
 
     /// An IPv6 hop-by-hop, destination options or routing header with `data` after its length
     /// byte.
-    fn ext_header(&mut self, proto: Proto, data: &[u8]) -> &mut Self {
-        self.announce(proto);
+    fn ext_header(&mut self, kind: u8, data: &[u8]) -> &mut Self {
+        self.announce(Names::ip(kind));
         let repr = Ipv6ExtRepr { next_header: 0, data };
         let at = self.grow(repr.buffer_len());
-        let kind = proto.ip_proto().unwrap_or(ipproto::DSTOPTS);
         repr.emit(&mut Ipv6ExtHeader::new_unchecked(kind, &mut self.buf[at..]));
         self.next = Some(NextField::Ext(at));
         self
@@ -468,12 +411,12 @@ impl<'a> Packet<'a> {
         } else {
             &[0x01, 0x04, 0, 0, 0, 0] // PadN(4)
         };
-        self.ext_header(Proto::HopByHop, options)
+        self.ext_header(ipproto::HOPOPTS, options)
     }
 
     /// An IPv6 destination options header holding only padding (8 bytes).
     pub fn ipv6_dest_options(&mut self) -> &mut Self {
-        self.ext_header(Proto::DestOptions, &[0x01, 0x04, 0, 0, 0, 0])
+        self.ext_header(ipproto::DSTOPTS, &[0x01, 0x04, 0, 0, 0, 0])
     }
 
     /// An IPv6 segment routing header (routing type 4) with `segments_left` 0, i.e. as seen at
@@ -487,12 +430,12 @@ impl<'a> Packet<'a> {
         for (i, s) in segments.iter().enumerate() {
             data[6 + 16 * i..22 + 16 * i].copy_from_slice(s);
         }
-        self.ext_header(Proto::Routing, &data[..6 + 16 * segments.len()])
+        self.ext_header(ipproto::ROUTING, &data[..6 + 16 * segments.len()])
     }
 
     /// An IPv6 fragment header (`offset` in 8-byte units).
     pub fn ipv6_fragment(&mut self, offset: u16, more: bool, id: u32) -> &mut Self {
-        self.announce(Proto::Fragment);
+        self.announce(Names::ip(ipproto::FRAGMENT));
         let repr =
             Ipv6FragmentRepr { next_header: 0, frag_offset: offset, more_frags: more, ident: id };
         let at = self.grow(repr.buffer_len());

@@ -8,7 +8,9 @@ use sift_wire::tcp::{TcpPacket, TcpRepr};
 use sift_wire::udp::{UdpPacket, UdpRepr};
 use sift_wire::vxlan::{VxlanPacket, VxlanRepr};
 
-use super::{FixupKind, Mac, NextField, Packet, Proto};
+use sift_wire::ipproto;
+
+use super::{FixupKind, Mac, Names, NextField, Packet};
 
 /// One answer of a DNS response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +32,7 @@ pub mod dns_type {
 impl Packet<'_> {
     /// A GRE header (RFC 2784, no optional fields); the protocol type is an EtherType.
     pub fn gre(&mut self) -> &mut Self {
-        self.announce(Proto::Gre);
+        self.announce(Names::ip(ipproto::GRE));
         let repr = GreRepr { protocol_type: 0, checksum: false, key: None, seq: None };
         let at = self.grow(repr.buffer_len());
         repr.emit(&mut GrePacket::new_unchecked(&mut self.buf[at..]));
@@ -50,7 +52,7 @@ impl Packet<'_> {
     }
 
     fn udp_opt(&mut self, sport: u16, dport: u16, checksum: bool) -> &mut Self {
-        self.announce(Proto::Udp);
+        self.announce(Names::ip(ipproto::UDP));
         let repr = UdpRepr { src_port: sport, dst_port: dport, payload_len: 0 };
         let at = self.grow(repr.buffer_len());
         repr.emit(&mut UdpPacket::new_unchecked(&mut self.buf[at..]));
@@ -63,7 +65,7 @@ impl Packet<'_> {
     /// (write them with [`sift_wire::tcp::emit_options`]), padded to a multiple of 4 with
     /// end-of-list bytes (at most 40 kept).
     pub fn tcp(&mut self, h: &TcpRepr<'_>) -> &mut Self {
-        self.announce(Proto::Tcp);
+        self.announce(Names::ip(ipproto::TCP));
         let at = self.grow(h.buffer_len());
         h.emit(&mut TcpPacket::new_unchecked(&mut self.buf[at..]));
         self.fixup(FixupKind::Tcp { ip: self.ip }, at);
@@ -73,7 +75,7 @@ impl Packet<'_> {
 
     /// An SCTP common header; add chunks with [`Packet::sctp_chunk`] and friends.
     pub fn sctp(&mut self, sport: u16, dport: u16, vtag: u32) -> &mut Self {
-        self.announce(Proto::Sctp);
+        self.announce(Names::ip(ipproto::SCTP));
         let repr = SctpRepr { src_port: sport, dst_port: dport, verification_tag: vtag };
         let at = self.grow(repr.buffer_len());
         repr.emit(&mut SctpPacket::new_unchecked(&mut self.buf[at..]));
@@ -136,7 +138,7 @@ impl Packet<'_> {
 
     /// An ICMP header with any type, code and 32-bit rest-of-header.
     pub fn icmp(&mut self, icmp_type: u8, code: u8, rest: u32) -> &mut Self {
-        self.announce(Proto::Icmp);
+        self.announce(Names::ip(ipproto::ICMP));
         let repr = IcmpRepr { msg_type: icmp_type, code, rest };
         let at = self.grow(repr.buffer_len());
         repr.emit(&mut IcmpPacket::new_unchecked(&mut self.buf[at..]));
@@ -147,7 +149,7 @@ impl Packet<'_> {
 
     /// An ICMPv6 header with any type, code and 32-bit rest-of-header.
     pub fn icmpv6(&mut self, icmp_type: u8, code: u8, rest: u32) -> &mut Self {
-        self.announce(Proto::Icmpv6);
+        self.announce(Names::ip(ipproto::ICMPV6));
         let repr = IcmpRepr { msg_type: icmp_type, code, rest };
         let at = self.grow(repr.buffer_len());
         repr.emit_v6(&mut Icmpv6Packet::new_unchecked(&mut self.buf[at..]));
