@@ -66,7 +66,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<ExitCode> {
         ..Config::with_link(link)
     };
     let mut generator = Generator::new(args.seed, config);
-    let link_type = sift_pcap::LinkType::new(generator.link_type() as u16);
+    let link_type = generator.link_type();
     let precision = if args.precision == "nano" { Precision::Nano } else { Precision::Micro };
     let out: Box<dyn std::io::Write> = if args.write.as_os_str() == "-" {
         Box::new(std::io::stdout())

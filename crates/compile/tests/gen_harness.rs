@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use sift_compile::{Context, UNSUPPORTED, compile_str};
 use sift_filetests::{
-    Candidate, Category, CompileRequest, Corpus, ExprGen, LibpcapCandidate, Options, PacketSets,
-    Report, check_accept, check_apply, check_differential, check_reject, dlt, known,
+    Candidate, Category, CompileRequest, Corpus, ExprGen, LibpcapCandidate, LinkType, Options,
+    PacketSets, Report, check_accept, check_apply, check_differential, check_reject, known,
 };
 use sift_filter::{Layered, Resolver, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
@@ -57,7 +57,7 @@ impl Candidate for Sift {
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<sift_insn::Insn>, String> {
         let ctx = Context {
-            link_type: req.link.dlt,
+            link_type: req.link.dlt(),
             snaplen: req.snaplen as u32,
             netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
             linux_ext: req.linuxext,
@@ -115,7 +115,7 @@ fn corpus_accept_cases_on_supported_link_types() {
     let (mut passed, mut all_wrong, mut all_refused) = (0, Vec::new(), Vec::new());
     for link in LINKS {
         let cases: Vec<_> =
-            corpus.accept.iter().filter(|c| c.link.name == *link).cloned().collect();
+            corpus.accept.iter().filter(|c| c.link.name().unwrap() == *link).cloned().collect();
         let r = check_accept(&cand, &cases, &mut sets, opts());
         let (unsupported, refused, wrong) = tally(&r, true);
         let explained = r.failed() - unsupported - refused.len() - wrong.len();
@@ -173,7 +173,7 @@ fn corpus_reject_cases() {
     let unsupported = r.all_failures.len();
     let mut by_link: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for c in &rest {
-        by_link.entry(c.link.name).or_default().0 += 1;
+        by_link.entry(c.link.name().unwrap()).or_default().0 += 1;
     }
     for f in &r.all_failures {
         by_link.entry(f.link).or_default().1 += 1;
@@ -274,7 +274,7 @@ fn differential_against_libpcap() {
     let mut totals = BTreeMap::new();
     let mut all_wrong = Vec::new();
     for (i, name) in ["EN10MB", "RAW", "LINUX_SLL"].into_iter().enumerate() {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let mut sets = PacketSets::new(0xd1ff + i as u64, 800, 150, None);
         let set = sets.get(link).clone();
         let exprs = ExprGen::new(0xe4 + i as u64, name).take(1000);
@@ -347,7 +347,7 @@ fn differential_on_corpus_expressions() {
     let cand = Sift { resolver: Box::new(SystemResolver::new()), fixtures: false };
     let mut all_wrong = Vec::new();
     for (i, name) in ["EN10MB", "LINUX_SLL", "RAW"].into_iter().enumerate() {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let mut sets = PacketSets::new(0xc0 + i as u64, 400, 100, Some(dir.join("captures")));
         let set = sets.get(link).clone();
         let r = check_differential(&cand, &reference, &exprs, &set, opts());
@@ -399,7 +399,7 @@ fn differential_more_link_types() {
     .into_iter()
     .enumerate()
     {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let mut sets = PacketSets::new(0x3a + i as u64, 600, 100, None);
         let set = sets.get(link).clone();
         let exprs = ExprGen::new(0x3a + i as u64, name).take(400);

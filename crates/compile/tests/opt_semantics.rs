@@ -14,8 +14,8 @@ use sift_compile::opt::REJECTS_ALL;
 use sift_compile::{Context, compile_program};
 use sift_filetests::packets::{Frame, directed};
 use sift_filetests::{
-    Candidate, Category, CompileRequest, Corpus, ExprGen, Options, PacketSet, PacketSets,
-    check_apply, dlt,
+    Candidate, Category, CompileRequest, Corpus, ExprGen, LinkType, Options, PacketSet, PacketSets,
+    check_apply,
 };
 use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_insn::{Insn, Program};
@@ -107,9 +107,10 @@ fn corpus_optimized_equals_unoptimized() {
     let mut sets = PacketSets::new(0x0971, 600, 150, Some(dir.join("captures")));
     let mut t = Tally::default();
     let mut rejects_agree = (0, 0);
-    for c in corpus.accept.iter().filter(|c| common::FIXED_LINKS.contains(&c.link.name)) {
+    for c in corpus.accept.iter().filter(|c| common::FIXED_LINKS.contains(&c.link.name().unwrap()))
+    {
         let ctx = Context {
-            link_type: c.link.dlt,
+            link_type: c.link.dlt(),
             snaplen: c.snaplen as u32,
             netmask: (c.netmask != 0xffff_ffff).then_some(c.netmask),
             linux_ext: c.linuxext,
@@ -141,10 +142,10 @@ fn generated_expressions_optimized_equals_unoptimized() {
     let resolver = SystemResolver::new();
     let mut t = Tally::default();
     for (i, name) in common::FIXED_LINKS.iter().enumerate() {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let set = PacketSet::generate(link, 0x0e + i as u64, 500, 120);
         let ctx = Context {
-            link_type: link.dlt,
+            link_type: link.dlt(),
             snaplen: 262144,
             netmask: None,
             linux_ext: false,
@@ -177,7 +178,7 @@ impl Candidate for Optimizing {
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<Insn>, String> {
         let ctx = Context {
-            link_type: req.link.dlt,
+            link_type: req.link.dlt(),
             snaplen: req.snaplen as u32,
             netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
             linux_ext: req.linuxext,

@@ -35,7 +35,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use sift_compile::{Context, compile_program};
-use sift_filetests::{Corpus, ExprGen, Frame, PacketSet, dlt};
+use sift_filetests::{Corpus, ExprGen, Frame, LinkType, PacketSet};
 use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
 
@@ -114,28 +114,26 @@ fn corpus_sizes_against_libpcap_opt_listings() {
     let resolver = Layered(fixtures, SystemResolver::new());
     let mut per: BTreeMap<&str, Dist> = BTreeMap::new();
     let mut longer = Vec::new();
-    for c in corpus
-        .accept
-        .iter()
-        .filter(|c| common::FIXED_LINKS.contains(&c.link.name) && !c.expr.contains("protochain"))
-    {
+    for c in corpus.accept.iter().filter(|c| {
+        common::FIXED_LINKS.contains(&c.link.name().unwrap()) && !c.expr.contains("protochain")
+    }) {
         let Some(opt) = c.opt.as_deref().and_then(|t| sift_insn::text::parse(t).ok()) else {
             continue;
         };
         let ctx = Context {
-            link_type: c.link.dlt,
+            link_type: c.link.dlt(),
             snaplen: c.snaplen as u32,
             netmask: (c.netmask != 0xffff_ffff).then_some(c.netmask),
             linux_ext: c.linuxext,
             resolver: &resolver,
         };
         let Ok(prog) = compile_program(&c.expr, &ctx, true) else { continue };
-        per.entry(c.link.name).or_default().add(prog.len(), opt.len());
+        per.entry(c.link.name().unwrap()).or_default().add(prog.len(), opt.len());
         if prog.len() > opt.len() {
             longer.push(format!(
                 "{} {} `{}`: {} vs {}",
                 c.name,
-                c.link.name,
+                c.link.name().unwrap(),
                 c.expr,
                 prog.len(),
                 opt.len()
@@ -160,10 +158,10 @@ fn generated_sizes_against_system_libpcap() {
     let mut longer = Vec::new();
     let mut dump = std::env::var_os("SIFT_OPT_DUMP").and_then(|p| std::fs::File::create(p).ok());
     for (i, name) in common::FIXED_LINKS.iter().enumerate() {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let set = PacketSet::generate(link, 0x0f5e + i as u64, 200, 50);
         let ctx = Context {
-            link_type: link.dlt,
+            link_type: link.dlt(),
             snaplen: 262144,
             netmask: None,
             linux_ext: false,
@@ -174,12 +172,12 @@ fn generated_sizes_against_system_libpcap() {
             if src.contains("protochain") {
                 continue;
             }
-            let Ok(reference) = pcap.compile(link.dlt, 262144, &src, true, 0xffff_ffff) else {
+            let Ok(reference) = pcap.compile(link.dlt(), 262144, &src, true, 0xffff_ffff) else {
                 continue;
             };
             let Ok(prog) = compile_program(&src, &ctx, true) else { continue };
             per.entry(name).or_default().add(prog.len(), reference.len());
-            let unopt = pcap.compile(link.dlt, 262144, &src, false, 0xffff_ffff).expect(&src);
+            let unopt = pcap.compile(link.dlt(), 262144, &src, false, 0xffff_ffff).expect(&src);
             let kept = verdicts_kept(&pcap, &reference, &unopt, &set, prog.insns());
             if kept {
                 faithful.entry(name).or_default().add(prog.len(), reference.len());

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use sift_compile::{Context, compile_str};
 use sift_cspf::{CspfProgram, Machine, Options, ShortCircuit};
-use sift_filetests::{ExprGen, PacketSet, dlt};
+use sift_filetests::{ExprGen, LinkType, PacketSet};
 use sift_filter::SystemResolver;
 use sift_verify::{Mode, validate};
 use sift_vm::Interpreter;
@@ -143,10 +143,10 @@ fn check_with(
 ) -> Tally {
     let mut t = Tally::default();
     for expr in exprs {
-        let Ok(b) = bpf(expr, set.link.dlt, resolver) else { continue };
+        let Ok(b) = bpf(expr, set.link.dlt(), resolver) else { continue };
         t.exprs += 1;
         let opts = Options { max_words, ..Options::new(resolver).with_indirect(indirect) };
-        let prog = match sift_cspf::compile_str(expr, set.link.dlt, &opts) {
+        let prog = match sift_cspf::compile_str(expr, set.link.dlt(), &opts) {
             Ok(p) => p,
             Err(e) => {
                 if e.needs_indirect() {
@@ -227,7 +227,7 @@ fn packets() -> PacketSet {
 }
 
 fn packets_for(link: &str) -> PacketSet {
-    let lt = dlt::by_name(link).expect("known link type");
+    let lt = LinkType::from_name(link).expect("known link type");
     PacketSet::generate(lt, 0xc5bf, 1500, 300)
 }
 
@@ -249,7 +249,7 @@ fn corpus_captures_agree_with_bpf() {
     // Real traffic (libpcap's test captures), truncated packets included.
     let Some(dir) = sift_testkit::libpcap_corpus() else { return };
     let resolver = SystemResolver::new();
-    let en10mb = dlt::by_name("EN10MB").expect("EN10MB");
+    let en10mb = LinkType::from_name("EN10MB").expect("EN10MB");
     let mut set = PacketSet::empty(en10mb);
     let n = set.add_captures(&dir.join("captures"));
     assert!(n > 100, "only {n} EN10MB packets in the corpus captures");

@@ -12,14 +12,7 @@ fn main() {
     };
     let mut g = Generator::new(a[3].parse().unwrap(), cfg);
     let out = std::fs::File::create(&a[6]).unwrap();
-    let mut w = PcapWriter::new(
-        out,
-        sift_pcap::LinkType::new(g.link_type() as u16),
-        0,
-        262144,
-        Precision::Micro,
-    )
-    .unwrap();
+    let mut w = PcapWriter::new(out, g.link_type(), 0, 262144, Precision::Micro).unwrap();
     let mut frame = Vec::new();
     for _ in 0..a[2].parse::<u64>().unwrap() {
         let m = g.next_frame(&mut frame);

@@ -177,12 +177,12 @@ impl JsonWriter {
         {
             match layers[pos] {
                 Layer::Ipv4(ip) => {
-                    o.ip4("src", ip.src);
-                    o.ip4("dst", ip.dst);
+                    o.ip4("src", &ip.src);
+                    o.ip4("dst", &ip.dst);
                 }
                 Layer::Ipv6(ip) => {
-                    o.ip6("src", ip.src);
-                    o.ip6("dst", ip.dst);
+                    o.ip6("src", &ip.src);
+                    o.ip6("dst", &ip.dst);
                 }
                 _ => {}
             }
@@ -236,8 +236,8 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
     match *l {
         Layer::Ether(e) => {
             o.str("proto", "ether");
-            o.mac("src", e.src);
-            o.mac("dst", e.dst);
+            o.mac("src", &e.src);
+            o.mac("dst", &e.dst);
             if e.ethertype >= 0x600 {
                 o.num("ethertype", u64::from(e.ethertype));
             } else {
@@ -311,8 +311,8 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
             o.num("ttl", u64::from(ip.ttl));
             o.num("protocol", u64::from(ip.protocol));
             o.num("checksum", u64::from(ip.checksum));
-            o.ip4("src", ip.src);
-            o.ip4("dst", ip.dst);
+            o.ip4("src", &ip.src);
+            o.ip4("dst", &ip.dst);
             if !ip.options.is_empty() {
                 o.hex("options", ip.options);
             }
@@ -324,8 +324,8 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
             o.num("payload_len", u64::from(ip.payload_len));
             o.num("next", u64::from(ip.next));
             o.num("hlim", u64::from(ip.hlim));
-            o.ip6("src", ip.src);
-            o.ip6("dst", ip.dst);
+            o.ip6("src", &ip.src);
+            o.ip6("dst", &ip.dst);
         }
         Layer::Ipv6Ext(x) => {
             o.str(
@@ -360,21 +360,7 @@ fn layer(out: &mut Vec<u8>, d: &Decoded<'_>, l: &Layer<'_>) {
             {
                 let k = o.key("flags_text");
                 k.push(b'"');
-                for (bit, c) in [
-                    (0x01u16, b'F'),
-                    (0x02, b'S'),
-                    (0x04, b'R'),
-                    (0x08, b'P'),
-                    (0x10, b'.'),
-                    (0x20, b'U'),
-                    (0x40, b'E'),
-                    (0x80, b'W'),
-                    (0x100, b'e'),
-                ] {
-                    if t.flags & bit != 0 {
-                        k.push(c);
-                    }
-                }
+                names::tcp_flag_letters(k, t.flags, true);
                 k.push(b'"');
             }
             o.num("win", u64::from(t.win));

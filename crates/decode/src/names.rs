@@ -1,36 +1,40 @@
-//! Number → name tables, spelled as tcpdump spells them.
+//! Number → name tables, spelled as tcpdump spells them. The numbers are [`sift_wire`]'s
+//! constants where the workspace names them; the names are tcpdump's and live only here.
+
+use sift_wire::tcp::flags;
+use sift_wire::{ethertype, ipproto, loopback};
 
 /// tcpdump's `ethertype_values` for the types sift meets.
 pub(crate) fn ethertype(t: u16) -> Option<&'static str> {
     Some(match t {
-        0x0800 => "IPv4",
-        0x0806 => "ARP",
-        0x86dd => "IPv6",
-        0x8100 => "802.1Q",
-        0x88a8 => "802.1Q-QinQ",
-        0x9100 => "802.1Q-9100",
-        0x8847 => "MPLS unicast",
-        0x8848 => "MPLS multicast",
-        0x8863 => "PPPoE D",
-        0x8864 => "PPPoE S",
-        0x8035 => "Reverse ARP",
-        0x6558 => "TEB",
-        0x88cc => "LLDP",
-        0x888e => "EAPOL",
-        0x8809 => "Slow Protocols",
-        0x88f7 => "PTP",
-        0x8892 => "PROFINET",
-        0x8906 => "FCoE",
-        0x8914 => "FCoE Initialization",
-        0x9000 => "Loopback",
-        0x6000 => "DEC",
-        0x6003 => "DECNET",
-        0x809b => "Appletalk",
-        0x80f3 => "Appletalk ARP",
-        0x8137 => "IPX",
-        0x88e5 => "MACsec",
-        0x894f => "NSH",
-        0x0842 => "Wake-on-LAN",
+        ethertype::IPV4 => "IPv4",
+        ethertype::ARP => "ARP",
+        ethertype::IPV6 => "IPv6",
+        ethertype::VLAN => "802.1Q",
+        ethertype::QINQ => "802.1Q-QinQ",
+        ethertype::QINQ_9100 => "802.1Q-9100",
+        ethertype::MPLS => "MPLS unicast",
+        ethertype::MPLS_MULTICAST => "MPLS multicast",
+        ethertype::PPPOE_DISCOVERY => "PPPoE D",
+        ethertype::PPPOE_SESSION => "PPPoE S",
+        ethertype::REVARP => "Reverse ARP",
+        ethertype::TEB => "TEB",
+        ethertype::LLDP => "LLDP",
+        ethertype::EAPOL => "EAPOL",
+        ethertype::SLOW_PROTOCOLS => "Slow Protocols",
+        ethertype::PTP => "PTP",
+        ethertype::PROFINET => "PROFINET",
+        ethertype::FCOE => "FCoE",
+        ethertype::FIP => "FCoE Initialization",
+        ethertype::LOOPBACK => "Loopback",
+        ethertype::DEC => "DEC",
+        ethertype::DECNET => "DECNET",
+        ethertype::ATALK => "Appletalk",
+        ethertype::AARP => "Appletalk ARP",
+        ethertype::IPX => "IPX",
+        ethertype::MACSEC => "MACsec",
+        ethertype::NSH => "NSH",
+        ethertype::WOL => "Wake-on-LAN",
         _ => return None,
     })
 }
@@ -38,45 +42,69 @@ pub(crate) fn ethertype(t: u16) -> Option<&'static str> {
 /// tcpdump's `ipproto_values` (used with `-v`).
 pub(crate) fn ip_proto(p: u8) -> Option<&'static str> {
     Some(match p {
-        0 => "Options",
-        1 => "ICMP",
-        2 => "IGMP",
-        4 => "IPIP",
-        6 => "TCP",
-        8 => "EGP",
-        9 => "IGRP",
-        17 => "UDP",
-        33 => "DCCP",
-        41 => "IPv6",
-        43 => "Routing",
-        44 => "Fragment",
-        46 => "RSVP",
-        47 => "GRE",
-        50 => "ESP",
-        51 => "AH",
-        55 => "Mobile IP",
-        58 => "ICMPv6",
-        62 => "Mobile IP (old)",
-        88 => "EIGRP",
-        89 => "OSPF",
-        103 => "PIM",
-        108 => "Compressed IP",
-        112 => "VRRP",
-        113 => "PGM",
-        132 => "SCTP",
-        135 => "Mobility",
+        ipproto::HOPOPTS => "Options",
+        ipproto::ICMP => "ICMP",
+        ipproto::IGMP => "IGMP",
+        ipproto::IPIP => "IPIP",
+        ipproto::TCP => "TCP",
+        ipproto::EGP => "EGP",
+        ipproto::IGRP => "IGRP",
+        ipproto::UDP => "UDP",
+        ipproto::DCCP => "DCCP",
+        ipproto::IPV6 => "IPv6",
+        ipproto::ROUTING => "Routing",
+        ipproto::FRAGMENT => "Fragment",
+        ipproto::RSVP => "RSVP",
+        ipproto::GRE => "GRE",
+        ipproto::ESP => "ESP",
+        ipproto::AH => "AH",
+        ipproto::MOBILE => "Mobile IP",
+        ipproto::ICMPV6 => "ICMPv6",
+        ipproto::MOBILE_OLD => "Mobile IP (old)",
+        ipproto::EIGRP => "EIGRP",
+        ipproto::OSPF => "OSPF",
+        ipproto::PIM => "PIM",
+        ipproto::IPCOMP => "Compressed IP",
+        ipproto::VRRP => "VRRP",
+        ipproto::PGM => "PGM",
+        ipproto::SCTP => "SCTP",
+        ipproto::MOBILITY => "Mobility",
         _ => return None,
     })
+}
+
+/// TCP flags as tcpdump letters them (`[S.]`), in its order; the JSON writer adds AE as `e`.
+pub(crate) const TCP_FLAGS: [(u16, u8); 8] = [
+    (flags::FIN, b'F'),
+    (flags::SYN, b'S'),
+    (flags::RST, b'R'),
+    (flags::PSH, b'P'),
+    (flags::ACK, b'.'),
+    (flags::URG, b'U'),
+    (flags::ECE, b'E'),
+    (flags::CWR, b'W'),
+];
+
+/// The letters of the flags set in `bits`, in [`TCP_FLAGS`] order (and AE last when `ae`).
+pub(crate) fn tcp_flag_letters(out: &mut Vec<u8>, bits: u16, ae: bool) {
+    for (bit, c) in TCP_FLAGS {
+        if bits & bit != 0 {
+            out.push(c);
+        }
+    }
+    if ae && bits & flags::AE != 0 {
+        out.push(b'e');
+    }
 }
 
 /// BSD address families (`AF IPv4 (2)`).
 pub(crate) fn bsd_af(f: u32) -> Option<&'static str> {
     Some(match f {
-        2 => "IPv4",
-        7 => "OSI",
-        16 => "Appletalk",
-        23 => "IPX",
-        24 | 28 | 30 => "IPv6",
+        loopback::AF_INET => "IPv4",
+        loopback::AF_OSI => "OSI",
+        loopback::AF_APPLETALK => "Appletalk",
+        loopback::AF_IPX => "IPX",
+        f if loopback::is_inet6(f) => "IPv6",
         _ => return None,
     })
 }

@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-use crate::dlt::{self, LinkType};
+use crate::LinkType;
 
 /// The snapshot length `TESTrun` uses when a case names none.
 pub const DEFAULT_SNAPLEN: i32 = 262_144;
@@ -208,7 +208,7 @@ impl Corpus {
             match r.kind.as_str() {
                 "accept" | "reject" => {
                     let dlt_name = r.dlt.as_deref().ok_or_else(|| bad("no DLT"))?;
-                    let Some(link) = dlt::by_name(dlt_name) else {
+                    let Some(link) = LinkType::from_name(dlt_name) else {
                         corpus.not_compiler_cases.push(r.name);
                         continue;
                     };
@@ -296,7 +296,7 @@ mod tests {
 ]"#;
         let c = Corpus::from_json(json, Path::new("/c")).unwrap();
         assert_eq!(c.accept.len(), 1);
-        assert_eq!(c.accept[0].link.dlt, 12);
+        assert_eq!(c.accept[0].link.dlt(), 12);
         assert_eq!(c.accept[0].snaplen, DEFAULT_SNAPLEN);
         assert_eq!(c.reject[0].skip, Some(Skip::Platform("is Linux".into())));
         assert_eq!(c.apply[0].netmask, 0xffff_ff00);

@@ -6,7 +6,8 @@
 //! library) and 1.11 (which produced the corpus). Then a failure with sift's compiler plugged in
 //! means a bug in the compiler, not in the harness.
 //!
-//! * [`dlt`]: link-type names, DLT and LINKTYPE numbers (they differ on Linux).
+//! * [`LinkType`]: [`sift_wire`]'s link types (names, DLT and LINKTYPE numbers, which differ on
+//!   Linux); the corpus names them as `tcpdump -y` does.
 //! * [`corpus`]: libpcap's `TESTrun` corpus as typed accept, reject and apply cases.
 //! * [`link`] and [`packets`]: deterministic packet sets per link type, from `sift-gen` and
 //!   link-layer wrappers around its frames, plus prefixes, random bytes and corpus captures.
@@ -33,7 +34,7 @@
 //!         "sift-compile".into()
 //!     }
 //!     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<sift_insn::Insn>, String> {
-//!         // sift_compile::compile(req.expr, req.link.dlt, req.snaplen, req.netmask, …)
+//!         // sift_compile::compile(req.expr, req.link.dlt(), req.snaplen, req.netmask, …)
 //!         Err(format!("not written yet: {}", req.expr))
 //!     }
 //! }
@@ -45,7 +46,7 @@
 //! // Random expressions against the system libpcap.
 //! let pcap = sift_libpcap::Libpcap::load().expect("libpcap");
 //! let reference = LibpcapCandidate { pcap: &pcap, optimize: false };
-//! let en10mb = sift_filetests::dlt::by_name("EN10MB").unwrap();
+//! let en10mb = sift_filetests::LinkType::EN10MB;
 //! let set = sift_filetests::PacketSet::generate(en10mb, 1, 2000, 300);
 //! let exprs = ExprGen::new(1, "EN10MB").take(1000);
 //! let report =
@@ -58,7 +59,6 @@
 #![forbid(unsafe_code)]
 
 pub mod corpus;
-pub mod dlt;
 pub mod exprgen;
 pub mod known;
 pub mod link;
@@ -67,7 +67,6 @@ pub mod packets;
 pub mod runner;
 
 pub use corpus::{AcceptCase, ApplyCase, Corpus, RejectCase, Skip};
-pub use dlt::LinkType;
 pub use exprgen::ExprGen;
 pub use packets::{Frame, PacketSet};
 pub use runner::{
@@ -75,3 +74,5 @@ pub use runner::{
     Options, PacketSets, Report, check_accept, check_apply, check_corpus, check_differential,
     check_reject,
 };
+/// Link types are [`sift_wire`]'s (one table for the workspace).
+pub use sift_wire::LinkType;

@@ -11,6 +11,8 @@
 //! fields, 802.11 address layouts) drawn at random so that filters meet every branch.
 
 use sift_gen::{Prob, Rng};
+use sift_wire::ethernet::{self, EthernetFrame};
+use sift_wire::{ethertype, loopback, pppoe};
 
 /// An Ethernet frame taken apart: what the wrappers re-encapsulate.
 #[derive(Clone, Copy, Debug)]
@@ -30,21 +32,19 @@ pub struct Parts<'a> {
 impl<'a> Parts<'a> {
     /// Splits a captured Ethernet frame; `None` when fewer than 14 bytes were captured.
     pub fn of_ethernet(frame: &'a [u8], wire_len: u32) -> Option<Parts<'a>> {
-        if frame.len() < 14 {
-            return None;
-        }
+        let eth = EthernetFrame::new_checked(frame).ok()?;
         Some(Parts {
-            dst: frame[0..6].try_into().ok()?,
-            src: frame[6..12].try_into().ok()?,
-            ethertype: u16::from_be_bytes([frame[12], frame[13]]),
-            payload: &frame[14..],
-            wire_payload: wire_len.saturating_sub(14),
+            dst: eth.dst_addr(),
+            src: eth.src_addr(),
+            ethertype: eth.ethertype(),
+            payload: eth.payload(),
+            wire_payload: wire_len.saturating_sub(ethernet::HEADER_LEN as u32),
         })
     }
 
     /// Whether the payload is an IP packet (IPv4 or IPv6 EtherType).
     pub fn is_ip(&self) -> bool {
-        matches!(self.ethertype, 0x0800 | 0x86dd)
+        matches!(self.ethertype, ethertype::IPV4 | ethertype::IPV6)
     }
 }
 
@@ -85,12 +85,12 @@ pub const WRAPPED: &[&str] = &[
 
 fn ppp_proto(ethertype: u16) -> u16 {
     match ethertype {
-        0x0800 => 0x0021,
-        0x86dd => 0x0057,
-        0x8137 => 0x002b, // IPX
-        0x809b => 0x0029, // AppleTalk
-        0x6003 => 0x0027, // DECnet
-        0x8847 => 0x0281, // MPLS unicast
+        ethertype::IPV4 => pppoe::PPP_IPV4,
+        ethertype::IPV6 => pppoe::PPP_IPV6,
+        ethertype::IPX => 0x002b,
+        ethertype::ATALK => 0x0029,
+        ethertype::DECNET => 0x0027,
+        ethertype::MPLS => 0x0281,
         other => other,
     }
 }
@@ -104,8 +104,14 @@ fn snap(out: &mut Vec<u8>, ethertype: u16) {
 /// the BSDs and Linux.
 fn af(rng: &mut Rng, ethertype: u16) -> u32 {
     match ethertype {
-        0x0800 => 2,
-        0x86dd => rng.pick(&[10, 24, 28, 30]),
+        ethertype::IPV4 => loopback::AF_INET,
+        // Linux's AF_INET6 (10) and the BSDs'.
+        ethertype::IPV6 => rng.pick(&[
+            10,
+            loopback::AF_INET6_BSD,
+            loopback::AF_INET6_FREEBSD,
+            loopback::AF_INET6_DARWIN,
+        ]),
         _ => rng.pick(&[0, 7, 17, 0x0800]),
     }
 }
@@ -236,8 +242,8 @@ pub fn wrap(link: &str, rng: &mut Rng, p: &Parts<'_>) -> Option<(Vec<u8>, u32)> 
         "FRELAY" => {
             out.extend_from_slice(&[0x18, 0x41, 0x03]);
             match p.ethertype {
-                0x0800 => out.push(0xcc),
-                0x86dd => out.push(0x8e),
+                ethertype::IPV4 => out.push(0xcc),
+                ethertype::IPV6 => out.push(0x8e),
                 t => {
                     out.extend_from_slice(&[0x00, 0x80, 0, 0, 0]);
                     out.extend_from_slice(&t.to_be_bytes());
@@ -325,8 +331,8 @@ pub fn wrap(link: &str, rng: &mut Rng, p: &Parts<'_>) -> Option<(Vec<u8>, u32)> 
         }
         "IPNET" => {
             let family: u8 = match p.ethertype {
-                0x0800 => 2,
-                0x86dd => 26,
+                ethertype::IPV4 => 2,
+                ethertype::IPV6 => 26,
                 _ => rng.below(30) as u8,
             };
             let mut h = [0u8; 24];
@@ -390,7 +396,7 @@ mod tests {
         Parts {
             dst: [1; 6],
             src: [2; 6],
-            ethertype: 0x0800,
+            ethertype: ethertype::IPV4,
             payload: &[0x45, 0, 0, 20],
             wire_payload: 20,
         }
@@ -415,6 +421,6 @@ mod tests {
         assert_eq!(w, 24);
         let (b, _) = wrap("FDDI", &mut rng, &parts()).unwrap();
         assert_eq!(&b[13..21], &[0xaa, 0xaa, 3, 0, 0, 0, 8, 0]);
-        assert!(wrap("IPV4", &mut rng, &Parts { ethertype: 0x0806, ..parts() }).is_none());
+        assert!(wrap("IPV4", &mut rng, &Parts { ethertype: ethertype::ARP, ..parts() }).is_none());
     }
 }

@@ -20,8 +20,9 @@ use std::path::Path;
 
 use sift_gen::{Config, Generator, Link, Mix, Prob, Rng};
 use sift_vm::PacketMeta;
+use sift_wire::ethertype;
 
-use crate::dlt::LinkType;
+use crate::LinkType;
 use crate::link::{self, Parts};
 
 /// One packet: the captured bytes and what a live Linux capture would know about it.
@@ -105,7 +106,7 @@ fn meta_for(rng: &mut Rng, data: &[u8], wire_len: u32) -> PacketMeta {
         hatype: Some(1),
         vlan_tci: if vlan_present { (rng.below(8) as u16) << 13 | vid } else { 0 },
         vlan_present,
-        vlan_tpid: if vlan_present { rng.pick(&[0x8100u16, 0x88a8]) } else { 0 },
+        vlan_tpid: if vlan_present { rng.pick(&[ethertype::VLAN, ethertype::QINQ]) } else { 0 },
         ..PacketMeta::new(wire_len)
     }
 }
@@ -136,14 +137,14 @@ impl PacketSet {
         let mut set = PacketSet::empty(link);
         let mut rng = Rng::new(seed ^ 0x5eed_f11e);
         let mut buf = Vec::new();
-        if let Some(gl) = gen_link(link.name) {
+        if let Some(gl) = gen_link(link.name().unwrap_or_default()) {
             let mut g = Generator::new(seed, gen_config(gl));
             for _ in 0..realistic {
                 let m = g.next_frame(&mut buf);
                 set.push(&mut rng, buf.clone(), m.wire_len);
             }
             set.origins.generated = realistic;
-        } else if link::WRAPPED.contains(&link.name) {
+        } else if let Some(name) = link.name().filter(|n| link::WRAPPED.contains(n)) {
             let mut g = Generator::new(seed, gen_config(Link::Ethernet));
             let mut made = 0;
             let mut tries = 0;
@@ -151,7 +152,7 @@ impl PacketSet {
                 tries += 1;
                 let m = g.next_frame(&mut buf);
                 let Some(parts) = Parts::of_ethernet(&buf, m.wire_len) else { continue };
-                if let Some((bytes, wire)) = link::wrap(link.name, &mut rng, &parts) {
+                if let Some((bytes, wire)) = link::wrap(name, &mut rng, &parts) {
                     set.push(&mut rng, bytes, wire);
                     made += 1;
                 }
@@ -215,7 +216,7 @@ impl PacketSet {
     /// Adds the packets of every capture in `dir` whose link type is this set's (files that do
     /// not open, or hold other link types, are passed over). Returns how many were added.
     pub fn add_captures(&mut self, dir: &Path) -> usize {
-        let mut rng = Rng::new(u64::from(self.link.linktype));
+        let mut rng = Rng::new(u64::from(self.link.number()));
         let mut added = 0;
         let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
         let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -223,7 +224,7 @@ impl PacketSet {
         for path in paths {
             let Ok(frames) = read_capture(&path) else { continue };
             for (linktype, data, wire) in frames {
-                if linktype == self.link.linktype {
+                if linktype == u32::from(self.link.number()) {
                     self.push(&mut rng, data, wire);
                     added += 1;
                 }
@@ -257,7 +258,6 @@ pub fn read_capture(path: &Path) -> Result<Vec<(u32, Vec<u8>, u32)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dlt;
 
     #[test]
     fn directed_frames_meet_constants() {
@@ -271,7 +271,7 @@ mod tests {
             Insn::stmt(0x06, 1),
             Insn::stmt(0x06, 0),
         ];
-        let en = dlt::by_name("EN10MB").unwrap();
+        let en = LinkType::from_name("EN10MB").unwrap();
         let set = PacketSet::generate(en, 1, 50, 0);
         let frames = directed(&[&prog], &set, 9, 8);
         assert_eq!(frames.len(), 8);
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn deterministic_and_sized() {
-        let en = dlt::by_name("EN10MB").unwrap();
+        let en = LinkType::from_name("EN10MB").unwrap();
         let a = PacketSet::generate(en, 7, 300, 50);
         let b = PacketSet::generate(en, 7, 300, 50);
         assert_eq!(a.frames, b.frames);
@@ -296,10 +296,10 @@ mod tests {
 
     #[test]
     fn wrapped_and_unknown_links() {
-        let wlan = dlt::by_name("IEEE802_11").unwrap();
+        let wlan = LinkType::from_name("IEEE802_11").unwrap();
         let s = PacketSet::generate(wlan, 1, 200, 10);
         assert_eq!(s.origins.generated, 200);
-        let mtp2 = dlt::by_name("MTP2").unwrap();
+        let mtp2 = LinkType::from_name("MTP2").unwrap();
         let s = PacketSet::generate(mtp2, 1, 200, 10);
         assert_eq!(s.origins.generated, 0);
         assert_eq!(s.frames.len(), 195 + 10);

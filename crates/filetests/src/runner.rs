@@ -15,8 +15,8 @@ use sift_libpcap::Libpcap;
 use sift_verify::Mode;
 use sift_vm::{Flavor, Interpreter};
 
+use crate::LinkType;
 use crate::corpus::{AcceptCase, ApplyCase, NETMASK_UNKNOWN, RejectCase, Skip};
-use crate::dlt::{self, LinkType};
 use crate::packets::{self, PacketSet};
 
 /// What a candidate is asked to compile.
@@ -106,7 +106,7 @@ impl Candidate for LibpcapCandidate<'_> {
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<Insn>, String> {
         self.pcap.compile(
-            req.link.dlt,
+            req.link.dlt(),
             req.snaplen,
             req.expr,
             req.optimize && self.optimize,
@@ -267,7 +267,8 @@ impl Default for Options {
 /// Packet sets by link-type name, built on demand and kept.
 #[derive(Debug, Default)]
 pub struct PacketSets {
-    sets: BTreeMap<&'static str, PacketSet>,
+    /// By name (the order they are printed in), then number (unnamed link types).
+    sets: BTreeMap<(&'static str, u16), PacketSet>,
     seed: u64,
     realistic: usize,
     random: usize,
@@ -290,9 +291,10 @@ impl PacketSets {
     pub fn get(&mut self, link: LinkType) -> &PacketSet {
         let (seed, realistic, random) = (self.seed, self.realistic, self.random);
         let captures = self.captures.clone();
-        self.sets.entry(link.name).or_insert_with(|| {
+        let key = (link.name().unwrap_or_default(), link.number());
+        self.sets.entry(key).or_insert_with(|| {
             let mut set =
-                PacketSet::generate(link, seed ^ u64::from(link.linktype), realistic, random);
+                PacketSet::generate(link, seed ^ u64::from(link.number()), realistic, random);
             if let Some(dir) = captures {
                 set.add_captures(&dir);
             }
@@ -445,7 +447,7 @@ pub fn check_accept(
                 Failure {
                     case: c.name.clone(),
                     expr: c.expr.clone(),
-                    link: c.link.name,
+                    link: c.link.name().unwrap_or_default(),
                     category,
                     detail,
                 },
@@ -596,7 +598,7 @@ pub fn check_reject(cand: &dyn Candidate, cases: &[RejectCase], opts: Options) -
                 Failure {
                     case: c.name.clone(),
                     expr: c.expr.clone(),
-                    link: c.link.name,
+                    link: c.link.name().unwrap_or_default(),
                     category: Category::Accepted,
                     detail: format!(
                         "compiled to {} instructions; expected {:?}",
@@ -641,7 +643,8 @@ pub fn check_apply(cand: &dyn Candidate, cases: &[ApplyCase], opts: Options) -> 
                 continue;
             }
         };
-        let Some(link) = dlt::by_linktype(linktype) else {
+        let known = u16::try_from(linktype).ok().map(LinkType::new).filter(|l| l.name().is_some());
+        let Some(link) = known else {
             r.skip(format!("LINKTYPE {linktype} not in the table"));
             continue;
         };
@@ -659,7 +662,7 @@ pub fn check_apply(cand: &dyn Candidate, cases: &[ApplyCase], opts: Options) -> 
             let failure = |category, detail: String| Failure {
                 case: c.name.clone(),
                 expr: c.expr.clone(),
-                link: link.name,
+                link: link.name().unwrap_or_default(),
                 category,
                 detail: format!("{}: {detail}", if optimize { "opt" } else { "unopt" }),
             };
@@ -747,7 +750,7 @@ pub fn check_differential(
     let start = std::time::Instant::now();
     let mut r = Report::new(format!(
         "differential on {}, candidate {} vs {}",
-        set.link.name,
+        set.link,
         cand.name(),
         reference.name()
     ));
@@ -764,7 +767,7 @@ pub fn check_differential(
         let failure = |category, detail: String| Failure {
             case: format!("gen#{n}"),
             expr: expr.clone(),
-            link: set.link.name,
+            link: set.link.name().unwrap_or_default(),
             category,
             detail,
         };

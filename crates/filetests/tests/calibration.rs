@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use sift_filetests::{
-    Category, CompileRequest, Corpus, ExprGen, FnCandidate, LibpcapCandidate, Options, PacketSets,
-    check_accept, check_apply, check_differential, check_reject, dlt, known,
+    Category, CompileRequest, Corpus, ExprGen, FnCandidate, LibpcapCandidate, LinkType, Options,
+    PacketSets, check_accept, check_apply, check_differential, check_reject, known,
 };
 use sift_libpcap::Libpcap;
 
@@ -38,7 +38,12 @@ fn accept_cases_with_libpcap_as_candidate() {
     let report = check_accept(&cand, &corpus.accept, &mut sets, opts());
     println!("{report}");
     for set in sets.built() {
-        println!("  packets {:>24}: {:>5} {:?}", set.link.name, set.frames.len(), set.origins);
+        println!(
+            "  packets {:>24}: {:>5} {:?}",
+            set.link.name().unwrap(),
+            set.frames.len(),
+            set.origins
+        );
     }
     let mut by_category: BTreeMap<&str, usize> = BTreeMap::new();
     let mut unexplained = Vec::new();
@@ -101,7 +106,7 @@ fn differential_libpcap_against_itself() {
     let a = LibpcapCandidate { pcap: &pcap, optimize: false };
     let b = LibpcapCandidate { pcap: &pcap, optimize: false };
     for (i, name) in ["EN10MB", "LINUX_SLL", "RAW"].into_iter().enumerate() {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let mut sets = PacketSets::new(0xd1ff + i as u64, 800, 150, None);
         let set = sets.get(link).clone();
         let exprs = ExprGen::new(0xe4 + i as u64, name).take(1500);
@@ -127,7 +132,7 @@ fn differential_more_link_types() {
         .into_iter()
         .enumerate()
     {
-        let link = dlt::by_name(name).unwrap();
+        let link = LinkType::from_name(name).unwrap();
         let mut sets = PacketSets::new(0x3a + i as u64, 600, 100, None);
         let set = sets.get(link).clone();
         let exprs = ExprGen::new(0x3a + i as u64, name).take(400);
@@ -153,10 +158,10 @@ fn differential_optimized_against_unoptimized() {
     let opt = sift_filetests::FnCandidate::new(
         "libpcap -O",
         |req: &sift_filetests::CompileRequest<'_>| {
-            pcap.compile(req.link.dlt, req.snaplen, req.expr, true, req.netmask)
+            pcap.compile(req.link.dlt(), req.snaplen, req.expr, true, req.netmask)
         },
     );
-    let link = dlt::by_name("EN10MB").unwrap();
+    let link = LinkType::from_name("EN10MB").unwrap();
     let mut sets = PacketSets::new(0x0b7, 800, 150, None);
     let set = sets.get(link).clone();
     let exprs = ExprGen::new(0x0b7, "EN10MB").take(1000);
@@ -206,7 +211,7 @@ fn mutants_are_caught() {
     let cases: Vec<_> = corpus
         .accept
         .iter()
-        .filter(|c| matches!(c.link.name, "EN10MB" | "RAW" | "IEEE802_11" | "LINUX_SLL"))
+        .filter(|c| matches!(c.link.name().unwrap(), "EN10MB" | "RAW" | "IEEE802_11" | "LINUX_SLL"))
         .cloned()
         .collect();
     let mut sets = PacketSets::new(0x51f7, 1500, 300, None);
@@ -237,7 +242,7 @@ fn mutants_are_caught() {
     ] {
         let mutated = std::cell::Cell::new(0usize);
         let cand = FnCandidate::new(name, |req: &CompileRequest<'_>| {
-            let mut p = pcap.compile(req.link.dlt, req.snaplen, req.expr, false, req.netmask)?;
+            let mut p = pcap.compile(req.link.dlt(), req.snaplen, req.expr, false, req.netmask)?;
             if mutation(&mut p) {
                 mutated.set(mutated.get() + 1);
             } else {

@@ -59,9 +59,9 @@ fn every_checksum_and_length_verifies() {
 fn sctp_crc_matches_the_rfc_vectors() {
     // The independent implementation agrees with the crate's on the published check values.
     assert_eq!(common::crc32c_bitwise(b"123456789"), 0xe306_9283);
-    assert_eq!(sift_gen::checksum::crc32c(b"123456789"), 0xe306_9283);
+    assert_eq!(sift_wire::checksum::crc32c(b"123456789"), 0xe306_9283);
     let data: Vec<u8> = (0..=255).collect();
-    assert_eq!(common::crc32c_bitwise(&data), sift_gen::checksum::crc32c(&data));
+    assert_eq!(common::crc32c_bitwise(&data), sift_wire::checksum::crc32c(&data));
 }
 
 #[test]
@@ -160,9 +160,13 @@ fn address_pools_give_filters_something_to_match() {
 
 #[test]
 fn link_type_numbers() {
-    let got: Vec<u32> =
-        Link::ALL.iter().map(|l| Generator::new(0, Config::with_link(*l)).link_type()).collect();
+    let got: Vec<u16> = Link::ALL
+        .iter()
+        .map(|l| Generator::new(0, Config::with_link(*l)).link_type().number())
+        .collect();
     assert_eq!(got, [1, 113, 276, 101, 0, 108]);
+    let names: Vec<&str> = Link::ALL.iter().map(|l| l.name()).collect();
+    assert_eq!(names, ["EN10MB", "LINUX_SLL", "LINUX_SLL2", "RAW", "NULL", "LOOP"]);
 }
 
 #[test]

@@ -31,15 +31,17 @@ fn every_corpus_program_passes_the_verifier_and_agrees() {
     let mut too_big: Vec<String> = Vec::new();
     let mut wrong: Vec<String> = Vec::new();
     for case in &corpus.accept {
-        if case.skip.is_some() || sift_compile::link_type_by_name(case.link.name).is_none() {
+        if case.skip.is_some()
+            || sift_compile::link_type_by_name(case.link.name().unwrap()).is_none()
+        {
             continue;
         }
         let set = sets
-            .entry(case.link.name)
+            .entry(case.link.name().unwrap())
             .or_insert_with(|| PacketSet::generate(case.link, 0x6b, 40, 10).thin(4));
         for optimize in [false, true] {
             let ctx = Context {
-                link_type: case.link.dlt,
+                link_type: case.link.dlt(),
                 snaplen: case.snaplen as u32,
                 netmask: (case.netmask != 0xffff_ffff).then_some(case.netmask),
                 linux_ext: case.linuxext,

@@ -33,7 +33,9 @@ pub use reader::{ClippedRecords, Format, Reader, open};
 pub use reader::{SkippedDamage, same_file};
 /// Link types are [`sift_wire`]'s (one table for the workspace).
 pub use sift_wire::LinkType;
-pub use types::{Interface, InterfaceStats, Packet, Precision, Timestamp, TsResolution};
+/// Timestamps are [`sift_wire`]'s (every source of packets shares them).
+pub use sift_wire::Timestamp;
+pub use types::{Interface, InterfaceStats, Packet, Precision, TsResolution};
 pub use writer::{PcapWriter, PcapngWriter, WriteError};
 
 /// The largest captured length accepted in a record (libpcap's `MAXIMUM_SNAPLEN`, 256 KiB).

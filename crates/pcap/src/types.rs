@@ -1,56 +1,9 @@
 //! The packet and interface model shared by readers and writers.
 
 use sift_wire::LinkType;
-
-/// A capture timestamp: seconds since the Unix epoch and nanoseconds within the second.
-///
-/// Nanoseconds are exact for every pcap file and for pcapng resolutions down to 1 ns; finer
-/// pcapng resolutions are truncated to the nanosecond.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp {
-    /// Whole seconds since 1970-01-01T00:00:00Z.
-    pub secs: u64,
-    /// Nanoseconds, `0..1_000_000_000`.
-    pub nanos: u32,
-}
-
-impl Timestamp {
-    /// Builds a timestamp from seconds and nanoseconds (nanoseconds must be below 10^9).
-    pub const fn new(secs: u64, nanos: u32) -> Self {
-        Timestamp { secs, nanos }
-    }
-
-    /// Converts a count of `1/units_per_sec` units since the epoch.
-    pub fn from_units(units: u64, resolution: TsResolution) -> Self {
-        let ups = resolution.units_per_sec();
-        let secs = units / ups;
-        let frac = units % ups;
-        let nanos = (u128::from(frac) * 1_000_000_000 / u128::from(ups)) as u32;
-        Timestamp { secs, nanos }
-    }
-
-    /// Converts to a count of `1/units_per_sec` units since the epoch; `None` if it does not fit
-    /// in 64 bits.
-    ///
-    /// When some count converts back to exactly this timestamp (as when it was read at this
-    /// resolution), that count is returned, so read → write → read is the identity even for
-    /// resolutions that do not divide a nanosecond (2^-30 s); otherwise the time is truncated.
-    pub fn to_units(self, resolution: TsResolution) -> Option<u64> {
-        let ups = u128::from(resolution.units_per_sec());
-        let whole = u128::from(self.secs) * ups;
-        let frac = u128::from(self.nanos) * ups / 1_000_000_000;
-        let truncated = u64::try_from(whole + frac).ok()?;
-        match truncated.checked_add(1) {
-            Some(up)
-                if Timestamp::from_units(truncated, resolution) != self
-                    && Timestamp::from_units(up, resolution) == self =>
-            {
-                Some(up)
-            }
-            _ => Some(truncated),
-        }
-    }
-}
+/// Timestamps are [`sift_wire`]'s (every source of packets shares them); readers and writers
+/// here use them through this path.
+pub use sift_wire::Timestamp;
 
 /// The resolution of timestamps on a pcapng interface (`if_tsresol`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,6 +44,14 @@ impl TsResolution {
             TsResolution::Decimal(n) => 10u64.pow(u32::from(n)),
             TsResolution::Binary(n) => 1u64 << n,
         }
+    }
+}
+
+/// A resolution converts timestamps to and from counts ([`Timestamp::from_units`],
+/// [`Timestamp::to_units`]).
+impl sift_wire::timestamp::UnitsPerSec for TsResolution {
+    fn units_per_sec(self) -> u64 {
+        TsResolution::units_per_sec(self)
     }
 }
 

@@ -20,7 +20,7 @@ fn sample(name: &str) -> PathBuf {
 fn generate(path: &Path, count: u64, seed: u64) {
     let config = sift_gen::Config { truncate: 0.05, ..sift_gen::Config::default() };
     let mut generator = sift_gen::Generator::new(seed, config);
-    let link_type = LinkType::new(generator.link_type() as u16);
+    let link_type = generator.link_type();
     let file = std::fs::File::create(path).unwrap();
     let mut w = PcapWriter::new(file, link_type, 0, 262_144, Precision::Micro).unwrap();
     let mut frame = Vec::new();

@@ -17,6 +17,7 @@ use sift_insn::{Insn, Opcode};
 use sift_gen::Prob;
 /// The random source: sift-gen's generator (xoshiro256**), so the project has one PRNG.
 pub use sift_gen::Rng;
+use sift_wire::ethertype;
 
 /// What [`program`] may generate.
 #[derive(Clone, Debug)]
@@ -83,12 +84,16 @@ fn offset(rng: &mut Rng, cfg: &GenConfig) -> u32 {
     }
 }
 
+/// EtherTypes filters compare with, as 32-bit constants.
+const IPV4: u32 = ethertype::IPV4 as u32;
+const IPV6: u32 = ethertype::IPV6 as u32;
+
 /// An ALU/comparison constant.
 fn constant(rng: &mut Rng) -> u32 {
     match rng.below(8) {
         0 => 0,
         1 => 1,
-        2 => rng.pick(&[0x8000_0000, u32::MAX, 0x7fff_ffff, 0xffff, 0x800, 0x86dd]),
+        2 => rng.pick(&[0x8000_0000, u32::MAX, 0x7fff_ffff, 0xffff, IPV4, IPV6]),
         3..=4 => rng.below(256) as u32,
         _ => rng.next_u32(),
     }

@@ -3,6 +3,9 @@
 
 /// The largest 802.3 length: a type field up to this value is a length, not an EtherType.
 pub const MAX_8023_LENGTH: u16 = 1500;
+/// The smallest EtherType: type fields from here on name protocols (IEEE 802.3 leaves
+/// 1501–1535 undefined; readers treat them as lengths).
+pub const MIN_ETHERTYPE: u16 = 0x0600;
 
 /// IPv4.
 pub const IPV4: u16 = 0x0800;
@@ -10,6 +13,8 @@ pub const IPV4: u16 = 0x0800;
 pub const ARP: u16 = 0x0806;
 /// Wake-on-LAN.
 pub const WOL: u16 = 0x0842;
+/// DEC (experimental, used by the first DEC protocols).
+pub const DEC: u16 = 0x6000;
 /// DEC MOP dump/load.
 pub const MOPDL: u16 = 0x6001;
 /// DEC MOP remote console.
@@ -42,6 +47,10 @@ pub const MPLS_MULTICAST: u16 = 0x8848;
 pub const PPPOE_DISCOVERY: u16 = 0x8863;
 /// PPPoE session stage.
 pub const PPPOE_SESSION: u16 = 0x8864;
+/// IEEE 802.3 slow protocols (LACP, OAM).
+pub const SLOW_PROTOCOLS: u16 = 0x8809;
+/// PROFINET.
+pub const PROFINET: u16 = 0x8892;
 /// IEEE 802.1X (EAP over LAN).
 pub const EAPOL: u16 = 0x888e;
 /// IEEE 802.1ad service VLAN tag (Q-in-Q).
@@ -50,6 +59,14 @@ pub const QINQ: u16 = 0x88a8;
 pub const LLDP: u16 = 0x88cc;
 /// MACsec.
 pub const MACSEC: u16 = 0x88e5;
+/// Precision Time Protocol (IEEE 1588).
+pub const PTP: u16 = 0x88f7;
+/// Fibre Channel over Ethernet.
+pub const FCOE: u16 = 0x8906;
+/// FCoE Initialization Protocol.
+pub const FIP: u16 = 0x8914;
+/// Network Service Header.
+pub const NSH: u16 = 0x894f;
 /// The pre-standard Q-in-Q tag some switches use.
 pub const QINQ_9100: u16 = 0x9100;
 /// Ethernet configuration testing protocol (loopback).
@@ -57,3 +74,9 @@ pub const LOOPBACK: u16 = 0x9000;
 
 /// The VLAN tag protocol identifiers libpcap's `vlan` accepts (802.1Q, 802.1ad, 0x9100).
 pub const VLAN_TPIDS: [u16; 3] = [VLAN, QINQ, QINQ_9100];
+
+/// Whether `ethertype` announces a VLAN tag (one of [`VLAN_TPIDS`]).
+#[inline]
+pub fn is_vlan_tpid(ethertype: u16) -> bool {
+    matches!(ethertype, VLAN | QINQ | QINQ_9100)
+}

@@ -34,18 +34,26 @@ pub const ESP: u8 = 50;
 pub const AH: u8 = 51;
 /// ICMPv6.
 pub const ICMPV6: u8 = 58;
+/// IP Mobility (Min Encap).
+pub const MOBILE: u8 = 55;
 /// IPv6 "no next header".
 pub const NONE: u8 = 59;
 /// IPv6 destination options.
 pub const DSTOPTS: u8 = 60;
+/// Mobile IP, the number before RFC 2004 took 55.
+pub const MOBILE_OLD: u8 = 62;
 /// EIGRP.
 pub const EIGRP: u8 = 88;
 /// OSPF.
 pub const OSPF: u8 = 89;
 /// PIM.
 pub const PIM: u8 = 103;
+/// IP payload compression.
+pub const IPCOMP: u8 = 108;
 /// VRRP (also CARP, which shares the number).
 pub const VRRP: u8 = 112;
+/// PGM reliable multicast.
+pub const PGM: u8 = 113;
 /// SCTP.
 pub const SCTP: u8 = 132;
 /// IPv6 mobility header.

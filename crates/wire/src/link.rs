@@ -462,6 +462,15 @@ mod tests {
         assert_eq!(LinkType::from_dlt(12), Some(LinkType::RAW));
         assert_eq!(LinkType::from_dlt(101), None);
         assert_eq!(LinkType::from_dlt(-1), None);
+        // The Linux numbers that differ from the LINKTYPE ones, by name (as the filter test
+        // corpus names them).
+        let by_name = |n: &str| LinkType::from_name(n).map(|t| (t.dlt(), t.number()));
+        assert_eq!(by_name("RAW"), Some((12, 101)));
+        assert_eq!(by_name("DLT_LOOP"), Some((108, 108)));
+        assert_eq!(by_name("ENC"), Some((109, 109)));
+        assert_eq!(by_name("SLIP_BSDOS"), Some((15, 102)));
+        assert_eq!(LinkType::new(101).name(), Some("RAW"));
+        assert_eq!(LinkType::from_dlt(1).and_then(LinkType::name), Some("EN10MB"));
     }
 
     #[test]

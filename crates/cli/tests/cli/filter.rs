@@ -254,37 +254,32 @@ fn every_supported_link_type_on_generated_frames() {
     let dir = tempfile::tempdir().unwrap();
     let (mut same, mut refused, mut unsupported, mut newer, mut links) = (0, 0, 0, 0, Vec::new());
     let mut uninit = 0;
-    for link in sift_filetests::dlt::all() {
+    for link in sift_filetests::LinkType::all() {
         // ENC: tcpdump 4.99 with libpcap 1.10 compiles filters for an ENC *file* with the BSD
         // loopback address-family tests (AF_INET6 as 24, 28 and 30), unlike `tcpdump -y ENC`,
         // pcap_compile on DLT_ENC and the corpus, which sift follows. NULL and LOOP: sift
         // follows libpcap 1.11's address families (known.rs), which 1.10 does not have.
-        if sift_compile::link_type_by_name(link.name).is_none()
-            || matches!(link.name, "ENC" | "NULL" | "LOOP")
+        if sift_compile::link_type_by_name(link.name().unwrap()).is_none()
+            || matches!(link.name().unwrap(), "ENC" | "NULL" | "LOOP")
         {
             continue;
         }
         let set = sift_filetests::PacketSet::generate(link, 0x11, 300, 40);
-        let path = dir.path().join(format!("{}.pcap", link.name));
+        let path = dir.path().join(format!("{}.pcap", link.name().unwrap()));
         {
             let file = std::fs::File::create(&path).unwrap();
-            let mut w = sift_pcap::PcapWriter::new(
-                file,
-                sift_pcap::LinkType::new(link.linktype as u16),
-                0,
-                262_144,
-                sift_pcap::Precision::Micro,
-            )
-            .unwrap();
+            let mut w =
+                sift_pcap::PcapWriter::new(file, link, 0, 262_144, sift_pcap::Precision::Micro)
+                    .unwrap();
             for (i, f) in set.frames.iter().enumerate() {
                 let ts = sift_pcap::Timestamp::new(1_700_000_000 + i as u64, 0);
                 w.write(ts, f.wire_len().max(f.data.len() as u32), &f.data).unwrap();
             }
             w.finish().unwrap();
         }
-        let loopback = matches!(link.name, "NULL" | "LOOP");
+        let loopback = matches!(link.name().unwrap(), "NULL" | "LOOP");
         let mut exprs: Vec<String> = EXPRESSIONS.iter().take(12).map(|s| s.to_string()).collect();
-        exprs.extend(sift_filetests::exprgen::ExprGen::new(11, link.name).take(12));
+        exprs.extend(sift_filetests::exprgen::ExprGen::new(11, link.name().unwrap()).take(12));
         exprs.retain(|e| {
             !(loopback && (e.contains("ip6") || e.contains("icmp6") || e.contains(':')))
         });
@@ -299,7 +294,7 @@ fn every_supported_link_type_on_generated_frames() {
             }
         }
         if same > before {
-            links.push(link.name);
+            links.push(link.name().unwrap());
         }
     }
     eprintln!(

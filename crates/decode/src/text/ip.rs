@@ -1,6 +1,9 @@
 //! IPv4 (with `-v` options) and IPv6 (with extension headers), and the `addr.port > addr.port: `
 //! part shared by the transports.
 
+use sift_wire::ipproto;
+use sift_wire::ipv4::{self, Ipv4Packet};
+
 use super::*;
 
 impl<'a> Walk<'_, 'a> {
@@ -21,18 +24,18 @@ impl<'a> Walk<'_, 'a> {
         }
         let next = self.at(i + 1);
         let first_fragment = ip.frag & 0x1fff == 0;
-        let ports_follow = matches!(ip.protocol, 6 | 17 | 132 | 33);
+        let ports_follow = has_ports(ip.protocol);
         if !first_fragment {
-            self.out.ip4(ip.src);
+            self.out.ip4(&ip.src);
             self.out.s(" > ");
-            self.out.ip4(ip.dst);
+            self.out.ip4(&ip.dst);
             self.out.s(":");
             return self.layer(i + 1);
         }
         if !ports_follow {
-            self.out.ip4(ip.src);
+            self.out.ip4(&ip.src);
             self.out.s(" > ");
-            self.out.ip4(ip.dst);
+            self.out.ip4(&ip.dst);
             self.out.s(": ");
         }
         if let Some(Layer::Truncated { proto: Proto::Ipv4, .. }) = next {
@@ -108,23 +111,25 @@ impl<'a> Walk<'_, 'a> {
             }
             self.out.s(")");
         }
-        if !cut && ip.header.len() == usize::from(ip.hlen) && checksum(0, ip.header) != 0 {
+        let whole = ip.header.len() == usize::from(ip.hlen);
+        if !cut && whole && !Ipv4Packet::new_unchecked(ip.header).verify_checksum() {
             self.out.s(", bad cksum ");
             self.out.hex(u64::from(ip.checksum));
             self.out.s(" (->");
-            let mut copy = [0u8; 60];
-            copy[..ip.header.len()].copy_from_slice(ip.header);
-            copy[10] = 0;
-            copy[11] = 0;
-            self.out.hex(u64::from(checksum(0, &copy[..ip.header.len()])));
+            let mut copy = [0u8; ipv4::MAX_HEADER_LEN];
+            let copy = &mut copy[..ip.header.len()];
+            copy.copy_from_slice(ip.header);
+            let mut right = Ipv4Packet::new_unchecked(copy);
+            right.fill_checksum();
+            self.out.hex(u64::from(right.checksum()));
             self.out.s(")!");
         }
         self.out.s(")\n    ");
         if cut {
             // Options cut by the capture: tcpdump names the addresses and stops.
-            self.out.ip4(ip.src);
+            self.out.ip4(&ip.src);
             self.out.s(" > ");
-            self.out.ip4(ip.dst);
+            self.out.ip4(&ip.dst);
             self.out.s(": ");
             self.trunc_soft("ip");
         }
@@ -335,10 +340,10 @@ impl<'a> Walk<'_, 'a> {
             self.out.u(u64::from(ip.payload_len));
             self.out.s(") ");
         }
-        if !matches!(ip.next, 6 | 17 | 132 | 33) {
-            self.out.ip6(ip.src);
+        if !has_ports(ip.next) {
+            self.out.ip6(&ip.src);
             self.out.s(" > ");
-            self.out.ip6(ip.dst);
+            self.out.ip6(&ip.dst);
             self.out.s(": ");
         }
         let mut j = i + 1;
@@ -511,4 +516,9 @@ impl<'a> Walk<'_, 'a> {
             }
         }
     }
+}
+
+/// Whether tcpdump prints ports (not addresses alone) for this IP protocol.
+fn has_ports(protocol: u8) -> bool {
+    matches!(protocol, ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP)
 }

@@ -1,25 +1,27 @@
 //! Link layers and what rides directly on them: Ethernet, Linux cooked v1/v2, 802.1Q tags, MPLS
 //! label stacks, PPPoE and ARP.
 
+use sift_wire::ethertype;
+
 use super::*;
 
 impl<'a> Walk<'_, 'a> {
-    pub(super) fn ether(&mut self, i: usize, e: decode::Ether<'a>) {
+    pub(super) fn ether(&mut self, i: usize, e: decode::Ether) {
         let eflag = self.o().link_header;
         if let Some(Layer::Truncated { proto: Proto::Vlan, .. }) = self.at(i + 1) {
             // A cut 802.1Q tag: tcpdump stops inside its link-layer header.
             if eflag {
-                self.out.mac(e.src);
+                self.out.mac(&e.src);
                 self.out.s(" > ");
-                self.out.mac(e.dst);
+                self.out.mac(&e.dst);
                 self.out.s(", ");
             }
             return self.trunc_soft("vlan");
         }
         if eflag {
-            self.out.mac(e.src);
+            self.out.mac(&e.src);
             self.out.s(" > ");
-            self.out.mac(e.dst);
+            self.out.mac(&e.dst);
             self.out.s(", ");
             if e.ethertype < 0x600 {
                 self.out.s("802.3, length ");
@@ -44,9 +46,9 @@ impl<'a> Walk<'_, 'a> {
                 self.out.s(": ");
             }
         } else if e.ethertype < 0x600 {
-            self.out.mac(e.src);
+            self.out.mac(&e.src);
             self.out.s(" > ");
-            self.out.mac(e.dst);
+            self.out.mac(&e.dst);
             self.out.s(", 802.3, length ");
             self.out.u(u64::from(e.len));
             self.out.s(": ");
@@ -255,7 +257,7 @@ impl<'a> Walk<'_, 'a> {
             self.out.s("ARP, ");
         }
         if self.o().verbose > 0
-            && a.ptype == 0x0800
+            && a.ptype == ethertype::IPV4
             && a.hlen == 6
             && a.plen == 4
             && (a.htype == 1 || a.htype == 6)
@@ -263,7 +265,7 @@ impl<'a> Walk<'_, 'a> {
             self.out.s(if a.htype == 1 { "Ethernet" } else { "IEEE 802" });
             self.out.s(" (len 6), IPv4 (len 4), ");
         }
-        let ethernet_ipv4 = a.ptype == 0x0800 && a.hlen == 6 && a.plen == 4;
+        let ethernet_ipv4 = a.ptype == ethertype::IPV4 && a.hlen == 6 && a.plen == 4;
         if !ethernet_ipv4 || !(a.htype == 1 || a.htype == 6) {
             // Not Ethernet/IPv4: tcpdump prints the numbers.
             self.out.s("hardware #");

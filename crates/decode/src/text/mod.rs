@@ -12,11 +12,13 @@
 //!
 //! This module holds the printer, the options and the dispatcher over layers (with tcpdump's
 //! truncation and malformation marks); the protocols are printed by the submodules `link`,
-//! `ip`, `transport`, `tunnel` and `dns`, which add methods to the same walker.
+//! `ip`, `tcp`, `udp`, `sctp`, `icmp`, `tunnel` and `dns` (and `transport`, what the
+//! transports share), which add methods to the same walker.
 
 use std::collections::HashMap;
 
 use sift_pcap::{LinkType, Timestamp};
+use sift_wire::{checksum, ipproto, pppoe};
 
 use crate::decode::{self, Decoded, Dns, Ipv4, Ipv6, Layer, Proto, Unknown};
 use crate::names;
@@ -24,10 +26,14 @@ use crate::out::{Out, be16, be32, u8_at};
 use crate::time::{self, TimeFormat};
 
 mod dns;
+mod icmp;
 mod ip;
 mod link;
+mod sctp;
+mod tcp;
 mod transport;
 mod tunnel;
+mod udp;
 
 /// Hex dump options (`-x`, `-xx`, `-X`, `-XX`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -119,8 +125,8 @@ enum IpRef<'a> {
 impl IpRef<'_> {
     fn addr(&self, out: &mut Vec<u8>, src: bool) {
         match self {
-            IpRef::V4(ip) => out.ip4(if src { ip.src } else { ip.dst }),
-            IpRef::V6(ip) => out.ip6(if src { ip.src } else { ip.dst }),
+            IpRef::V4(ip) => out.ip4(if src { &ip.src } else { &ip.dst }),
+            IpRef::V6(ip) => out.ip6(if src { &ip.src } else { &ip.dst }),
         }
     }
 }
@@ -406,9 +412,9 @@ impl<'a> Walk<'_, 'a> {
                     // payload (unless -x does).
                     Some(Layer::Ether(e)) => {
                         if !self.o().link_header {
-                            self.out.mac(e.src);
+                            self.out.mac(&e.src);
                             self.out.s(" > ");
-                            self.out.mac(e.dst);
+                            self.out.mac(&e.dst);
                             self.out.s(", ");
                             ethertype_text(self.out, t);
                             self.out.s(", length ");
@@ -421,7 +427,9 @@ impl<'a> Walk<'_, 'a> {
                     _ => ethertype_text(self.out, t),
                 }
             }
-            Unknown::IpProto(59) if matches!(self.ip_before(i), Some((IpRef::V6(_), _))) => {
+            Unknown::IpProto(ipproto::NONE)
+                if matches!(self.ip_before(i), Some((IpRef::V6(_), _))) =>
+            {
                 self.out.s("no next header");
             }
             Unknown::IpProto(p) => {
@@ -435,7 +443,7 @@ impl<'a> Walk<'_, 'a> {
                 self.out.u(u64::from(p));
             }
             Unknown::Family(_) => {}
-            Unknown::Ppp(0xc021) => {
+            Unknown::Ppp(pppoe::PPP_LCP) => {
                 let (Some(code), Some(id)) = (u8_at(data, 0), u8_at(data, 1)) else {
                     return self.trunc("ppp");
                 };
@@ -647,48 +655,13 @@ impl<'a> Walk<'_, 'a> {
     }
 }
 
-/// The Internet checksum (ones' complement sum, complemented) of `data` added to `acc`.
-pub(crate) fn checksum(acc: u32, data: &[u8]) -> u16 {
-    let mut sum = u64::from(acc);
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        sum += u64::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    if let [b] = chunks.remainder() {
-        sum += u64::from(*b) << 8;
-    }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
+/// The Internet checksum over the transport segment `seg` with the pseudo-header of `ip`: 0
+/// when the stored checksum is right.
 fn pseudo_checksum(ip: IpRef<'_>, proto: u8, seg: &[u8]) -> u16 {
-    let mut acc: u32 = 0;
-    let mut add = |d: &[u8]| {
-        for c in d.chunks(2) {
-            acc += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
-        }
+    let (src, dst): (&[u8], &[u8]) = match &ip {
+        IpRef::V4(h) => (&h.src, &h.dst),
+        IpRef::V6(h) => (&h.src, &h.dst),
     };
-    match ip {
-        IpRef::V4(h) => {
-            add(h.src);
-            add(h.dst);
-        }
-        IpRef::V6(h) => {
-            add(h.src);
-            add(h.dst);
-        }
-    }
-    let len = seg.len() as u32;
-    acc += (len >> 16) + (len & 0xffff) + u32::from(proto);
-    checksum(acc, seg)
-}
-
-/// tcpdump's `in_cksum_shouldbe`: the checksum the field should have held.
-fn should_be(stored: u16, sum: u16) -> u16 {
-    let mut s = u32::from(stored) + u32::from(sum);
-    s = (s & 0xffff) + (s >> 16);
-    s = (s & 0xffff) + (s >> 16);
-    s as u16
+    let pseudo = checksum::pseudo(src, dst, proto, seg.len() as u32);
+    checksum::finish(checksum::add(pseudo, seg))
 }

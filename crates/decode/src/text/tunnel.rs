@@ -1,5 +1,7 @@
 //! Tunnels: GRE and Geneve (VXLAN's two fields are printed by the dispatcher).
 
+use sift_wire::ethertype;
+
 use super::*;
 
 impl<'a> Walk<'_, 'a> {
@@ -54,7 +56,9 @@ impl<'a> Walk<'_, 'a> {
         self.out.u(u64::from(g.len));
         self.out.s(if self.o().verbose > 0 { "\n\t" } else { ": " });
         match g.protocol {
-            0x0800 | 0x86dd | 0x6558 | 0x8847 => self.layer(i + 1),
+            ethertype::IPV4 | ethertype::IPV6 | ethertype::TEB | ethertype::MPLS => {
+                self.layer(i + 1)
+            }
             p => {
                 self.out.s("gre-proto-0x");
                 self.out.hex(u64::from(p));

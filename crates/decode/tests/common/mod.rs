@@ -21,7 +21,7 @@ pub fn frames(link: Link, count: usize, seed: u64, damaged: bool) -> Vec<Frame> 
         ..Config::with_link(link)
     };
     let mut g = Generator::new(seed, cfg);
-    let link_type = sift_pcap::LinkType::new(g.link_type() as u16);
+    let link_type = g.link_type();
     let mut buf = Vec::new();
     (0..count)
         .map(|_| {
