@@ -224,8 +224,19 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Kw(k) => self.keyword(k),
-            _ => Err(self.unexpected("a primitive, a relation, `not` or `(`")),
+            _ => Err(self.unexpected(&self.expected_term())),
         }
+    }
+
+    /// What may start a term here, naming the operator it follows when there is one (`tcp
+    /// and` wants "a primitive after `and`").
+    fn expected_term(&self) -> String {
+        if let Some(prev) = self.pos.checked_sub(1).map(|i| &self.toks[i])
+            && matches!(prev.tok, Tok::And | Tok::Or | Tok::Not)
+        {
+            return format!("a primitive after `{}`", self.text(prev.span));
+        }
+        "a primitive, a relation, `not` or `(`".into()
     }
 
     fn inherited_id(&mut self) -> R<Expr> {

@@ -2585,19 +2585,7 @@ impl Gen<'_> {
     }
 }
 
-/// A number in C syntax (decimal, `0x` hex, leading-zero octal).
-fn parse_num(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.as_bytes()[0].is_ascii_digit() {
-        return None;
-    }
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u32::from_str_radix(h, 16).ok()
-    } else if s.len() > 1 && s.starts_with('0') {
-        u32::from_str_radix(&s[1..], 8).ok()
-    } else {
-        s.parse().ok()
-    }
-}
+use sift_diag::number::parse_c_u32 as parse_num;
 
 /// Dotted IPv4 text as libpcap's `__pcap_atoin`, shifted left: `(value, parts)`.
 fn v4(s: &str) -> R<(u32, u32)> {
