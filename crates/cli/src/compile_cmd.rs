@@ -101,8 +101,7 @@ fn cfg_of(
     ctx: &Context<'_>,
     optimize: bool,
 ) -> Result<sift_compile::ir::Cfg, CompileError> {
-    let expr = sift_filter::parse_with(src, ctx.resolver)
-        .map_err(|e| CompileError { message: e.libpcap_message(), span: Some(e.span) })?;
+    let expr = sift_filter::parse_with(src, ctx.resolver)?;
     let mut cfg = sift_compile::compile(expr.as_ref(), ctx)?;
     if optimize {
         sift_compile::optimize(&mut cfg);

@@ -103,15 +103,20 @@ fn bad_expression_exits_1_with_a_caret_diagnostic() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         err,
-        "error: port number 70000 greater than maximum 65535\n  tcp port 70000\n           ^^^^^\n"
+        "error: port 70000 is out of range (0–65535)\n  tcp port 70000\n           ^^^^^\n"
     );
     assert!(out.stdout.is_empty());
 
-    // A code-generation error (libpcap's wording) points at the primitive.
+    // A code-generation error points at the primitive.
     let out = sift(&["compile", "-y", "RAW", "ether broadcast"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("error: not a broadcast link\n"), "{err}");
+    assert!(
+        err.starts_with(
+            "error: `broadcast` is not available on link type RAW (Raw IP): it has no MAC addresses\n"
+        ),
+        "{err}"
+    );
     assert!(err.contains('^'), "{err}");
 
     // Not yet supported by sift: said so.

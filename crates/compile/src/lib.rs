@@ -46,13 +46,13 @@
 pub mod analysis;
 pub mod build;
 pub mod emit;
+pub mod error;
 pub mod r#gen;
 pub mod ir;
 pub mod lift;
 pub mod opt;
 pub mod print;
 
-pub use r#gen::{
-    CompileError, Context, UNSUPPORTED, compile, compile_str, dlt_from_linktype, link_type_by_name,
-};
+pub use error::{CompileError, CompileErrorKind, UNSUPPORTED};
+pub use r#gen::{Context, compile, compile_str, dlt_from_linktype, link_type_by_name};
 pub use opt::{compile_program, optimize};

@@ -1,5 +1,6 @@
-//! Golden listings of the code generator: expression → `-d` listing (unoptimized), one file per
-//! theme in `tests/data/gen/`. `BLESS=1` rewrites them.
+//! Golden listings of the code generator: expression → `-d` listing (unoptimized), or the
+//! rendered error followed by libpcap's wording of it, one file per theme in `tests/data/gen/`.
+//! `BLESS=1` rewrites them.
 
 use sift_compile::{Context, compile_str, link_type_by_name};
 use sift_filter::TableResolver;
@@ -23,7 +24,10 @@ fn render(cases: &[(&str, &str)]) -> String {
         out.push_str(&format!("== {link}: {expr}\n"));
         match compile_str(expr, &ctx) {
             Ok(p) => out.push_str(&sift_insn::text::listing(&p.0)),
-            Err(e) => out.push_str(&e.render(expr)),
+            Err(e) => {
+                out.push_str(&e.render(expr));
+                out.push_str(&format!("libpcap: {}\n", e.libpcap_message()));
+            }
         }
         out.push('\n');
     }

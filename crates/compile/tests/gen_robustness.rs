@@ -34,8 +34,7 @@ fn ctx<'a>(link: &str, resolver: &'a TableResolver) -> Context<'a> {
 /// Compiles `expr`, validates the program and runs it on a few frames.
 fn compile_valid(link: &str, expr: &str) -> usize {
     let r = TableResolver::well_known();
-    let prog =
-        compile_str(expr, &ctx(link, &r)).unwrap_or_else(|e| panic!("{link}: {}", e.message)).0;
+    let prog = compile_str(expr, &ctx(link, &r)).unwrap_or_else(|e| panic!("{link}: {e}")).0;
     let v = sift_verify::validate(&prog, sift_verify::Mode::Libpcap)
         .unwrap_or_else(|e| panic!("{link}: {e}"));
     let vm = sift_vm::Interpreter::new(&v);
@@ -98,12 +97,12 @@ fn resource_limits_are_errors() {
             Ok(p) => {
                 sift_verify::validate(&p.0, sift_verify::Mode::Libpcap).unwrap();
             }
-            Err(e) => assert!(!e.message.is_empty()),
+            Err(e) => assert!(!e.to_string().is_empty()),
         }
     }
     let many = ["protochain 6"; 5].join(" or ");
     let e = compile_str(&many, &ctx("EN10MB", &r)).expect_err("protochain budget");
-    assert!(e.is_unsupported(), "{}", e.message);
+    assert!(e.is_unsupported(), "{e}");
     // Every `protochain` kind, `vxlan`/`geneve` with later primitives, 802.11 and pflog
     // fields over every link type: errors or valid programs.
     for link in LINKS {
@@ -120,7 +119,7 @@ fn resource_limits_are_errors() {
                     sift_verify::validate(&p.0, sift_verify::Mode::Libpcap)
                         .unwrap_or_else(|e| panic!("{link} {expr}: {e}"));
                 }
-                Err(e) => assert!(!e.message.is_empty()),
+                Err(e) => assert!(!e.to_string().is_empty()),
             }
         }
     }

@@ -155,7 +155,7 @@ fn sift(expr: &str) -> sift_vm::Interpreter {
     let r = TableResolver::well_known();
     let ctx =
         Context { link_type: 1, snaplen: 65535, netmask: None, linux_ext: false, resolver: &r };
-    let p = compile_str(expr, &ctx).unwrap_or_else(|e| panic!("{expr}: {}", e.message));
+    let p = compile_str(expr, &ctx).unwrap_or_else(|e| panic!("{expr}: {e}"));
     let v = sift_verify::validate(&p.0, sift_verify::Mode::Libpcap).unwrap();
     sift_vm::Interpreter::new(&v)
 }

@@ -10,7 +10,6 @@ mod common;
 use proptest::prelude::*;
 use sift_compile::build::{Builder, Cmp, Load, Pred, Value};
 use sift_compile::ir::{AluOp, Size};
-use sift_compile::opt::REJECTS_ALL;
 use sift_compile::{Context, compile_program};
 use sift_filetests::packets::{Frame, directed};
 use sift_filetests::{
@@ -81,7 +80,7 @@ fn check(
             }
             Some((unopt, opt))
         }
-        Err(e) if e.message == REJECTS_ALL => {
+        Err(e) if e.is_rejects_all() => {
             t.rejects_all += 1;
             if !rejects_everything(&unopt.0, set, ctx.linux_ext) {
                 t.wrong.push(format!("{name} `{src}`: 'rejects all' but some frame is accepted"));
@@ -169,6 +168,16 @@ fn generated_expressions_optimized_equals_unoptimized() {
 /// sift with the optimizer, as the harness's candidate.
 struct Optimizing {
     resolver: Layered<TableResolver, SystemResolver>,
+    /// `(expression, link type)` of every refusal of something sift does not support yet.
+    unsupported: std::cell::RefCell<std::collections::BTreeSet<(String, &'static str)>>,
+}
+
+impl Optimizing {
+    /// Whether the failure is a refusal of something sift does not support yet.
+    fn unsupported(&self, f: &sift_filetests::Failure) -> bool {
+        f.category == Category::CompileError
+            && self.unsupported.borrow().contains(&(f.expr.clone(), f.link))
+    }
 }
 
 impl Candidate for Optimizing {
@@ -183,7 +192,12 @@ impl Candidate for Optimizing {
             linux_ext: req.linuxext,
             resolver: &self.resolver,
         };
-        compile_program(req.expr, &ctx, req.optimize).map(|p| p.0).map_err(|e| e.message)
+        compile_program(req.expr, &ctx, req.optimize).map(|p| p.0).map_err(|e| {
+            if e.is_unsupported() {
+                self.unsupported.borrow_mut().insert((req.expr.to_string(), req.link.name));
+            }
+            e.libpcap_message()
+        })
     }
     fn optimizes(&self) -> bool {
         true
@@ -206,29 +220,25 @@ fn apply_cases_pass_optimized() {
     if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
         fixtures.load_mixed(&text);
     }
-    let cand = Optimizing { resolver: Layered(fixtures, SystemResolver::new()) };
+    let cand = Optimizing {
+        resolver: Layered(fixtures, SystemResolver::new()),
+        unsupported: Default::default(),
+    };
     let r = check_apply(&cand, &corpus.apply, Options { max_failures: 50 });
-    let unsupported = r
-        .all_failures
-        .iter()
-        .filter(|f| {
-            f.category == Category::CompileError && f.detail.contains(sift_compile::UNSUPPORTED)
-        })
-        .count();
+    let unsupported = r.all_failures.iter().filter(|f| cand.unsupported(f)).count();
     // Failures of the unoptimized program that the harness explains as libpcap 1.10-vs-1.11
     // differences are the code generator's business, not the optimizer's.
     let explained = r
         .all_failures
         .iter()
-        .filter(|f| !f.detail.contains(sift_compile::UNSUPPORTED))
+        .filter(|f| !cand.unsupported(f))
         .filter(|f| f.detail.starts_with("unopt:") && sift_filetests::known::classify(f).is_some())
         .count();
     let wrong: Vec<String> = r
         .all_failures
         .iter()
         .filter(|f| {
-            let unsupported = f.category == Category::CompileError
-                && f.detail.contains(sift_compile::UNSUPPORTED);
+            let unsupported = cand.unsupported(f);
             let explained =
                 f.detail.starts_with("unopt:") && sift_filetests::known::classify(f).is_some();
             !(unsupported || explained)

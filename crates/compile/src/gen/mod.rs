@@ -64,41 +64,40 @@
 mod link;
 
 use crate::build::{BuildError, Builder, Cmp, Load, Pred, Value};
+use crate::error::{
+    AddressKind, ArithError, CompileError, CompileErrorKind as K, LinkFeature, MplsConflict,
+    NameKind, QualifierError as Q, Quantity, Resource,
+};
 use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Slot, Src, Stmt, XSrc};
 use link::{Link, Prefix, ethertype};
-use sift_diag::{Diagnostic, Span};
 use sift_filter::Resolver;
 use sift_filter::ast::*;
 use sift_insn::Program;
+use sift_wire::LinkType;
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
 /// The DLT number of a supported link type named as `tcpdump -y` names it (`EN10MB`, `RAW`…,
 /// with or without `DLT_`, any case), or given as a number.
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline`], which takes a
+/// [`sift_wire::LinkType`] (`LinkType::from_name`) and converts to DLT numbers itself.
 pub fn link_type_by_name(name: &str) -> Option<i32> {
     let bare = name.strip_prefix("DLT_").unwrap_or(name);
     if let Ok(n) = bare.parse() {
         return Some(n);
     }
-    link::SUPPORTED.iter().find(|(n, _)| n.eq_ignore_ascii_case(bare)).map(|&(_, d)| d)
+    LinkType::from_name(name).filter(|&t| Link::supports(t)).map(LinkType::dlt)
 }
 
-/// The Linux DLT number for a LINKTYPE number as stored in pcap and pcapng files. They are the
-/// same except where libpcap remaps historical values (`LINKTYPE_RAW` 101 is `DLT_RAW` 12 on
-/// Linux, and the BSD/ATM types 100–106).
+/// The Linux DLT number for a LINKTYPE number as stored in pcap and pcapng files
+/// ([`LinkType::dlt`]).
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline`], which converts
+/// link types itself.
 pub fn dlt_from_linktype(linktype: u16) -> i32 {
-    match linktype {
-        100 => 11, // ATM_RFC1483
-        101 => 12, // RAW
-        102 => 15, // SLIP_BSDOS
-        103 => 16, // PPP_BSDOS
-        106 => 19, // ATM_CLIP
-        other => i32::from(other),
-    }
+    LinkType::new(linktype).dlt()
 }
-
-/// The text every "sift cannot do this yet" error contains (tests count them separately).
-pub const UNSUPPORTED: &str = "not supported by sift yet";
 
 /// What the generator needs besides the expression.
 #[derive(Clone, Copy)]
@@ -129,64 +128,12 @@ impl fmt::Debug for Context<'_> {
     }
 }
 
-/// A code-generation error: libpcap's wording where it has one, and the text it is about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CompileError {
-    /// The message (libpcap's `bpf_error` text where there is one).
-    pub message: String,
-    /// The offending text, when known.
-    pub span: Option<Span>,
-}
-
-impl CompileError {
-    /// An error with `message` at `span`.
-    pub fn new(message: impl Into<String>, span: Option<Span>) -> CompileError {
-        CompileError { message: message.into(), span }
-    }
-
-    /// "`what`: not supported by sift yet".
-    pub fn unsupported(what: impl fmt::Display, span: Option<Span>) -> CompileError {
-        CompileError::new(format!("{what}: {UNSUPPORTED}"), span)
-    }
-
-    /// Whether this is a "not supported by sift yet" error (not a libpcap error).
-    pub fn is_unsupported(&self) -> bool {
-        self.message.contains(UNSUPPORTED)
-    }
-
-    /// The diagnostic, rendered against `source` as [`sift_filter::ParseError::render`] does.
-    pub fn render(&self, source: &str) -> String {
-        match self.span {
-            Some(span) => Diagnostic::new(self.message.clone(), span).render(source),
-            None => format!("error: {}\n", self.message),
-        }
-    }
-
-    fn at(mut self, span: Span) -> CompileError {
-        self.span.get_or_insert(span);
-        self
-    }
-}
-
-impl fmt::Display for CompileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for CompileError {}
-
-impl From<BuildError> for CompileError {
-    fn from(e: BuildError) -> CompileError {
-        CompileError::new(e.to_string(), None)
-    }
-}
-
 type R<T> = Result<T, CompileError>;
 
 /// Generates the graph for `expr` (`None`: the empty filter, which accepts everything).
 pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileError> {
-    let link = Link::for_dlt(ctx.link_type)?;
+    let link_type = LinkType::from_dlt(ctx.link_type).unwrap_or(LinkType::new(u16::MAX));
+    let link = Link::new(link_type)?;
     let mut g = Gen {
         b: Builder::new(),
         link,
@@ -212,10 +159,9 @@ pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileErr
 
 /// Parses `src` (checking names with the context's resolver), generates and emits it.
 pub fn compile_str(src: &str, ctx: &Context<'_>) -> Result<Program, CompileError> {
-    let expr = sift_filter::parse_with(src, ctx.resolver)
-        .map_err(|e| CompileError { message: e.libpcap_message(), span: Some(e.span) })?;
+    let expr = sift_filter::parse_with(src, ctx.resolver)?;
     let cfg = compile(expr.as_ref(), ctx)?;
-    crate::emit::emit(&cfg).map_err(|e| CompileError::new(format!("internal error: {e}"), None))
+    crate::emit::emit(&cfg).map_err(|e| CompileError::new(K::Internal(e.to_string()), None))
 }
 
 /// Where a value is compared (gencode's `OR_*` offset bases, constant-offset link types only).
@@ -237,20 +183,26 @@ enum Base {
     TranV6,
 }
 
-/// IP protocol numbers.
+/// IP protocol numbers (`sift_wire::ipproto`) as the generator compares them: 32-bit values.
 mod ipproto {
-    pub const ICMP: u32 = 1;
-    pub const IGMP: u32 = 2;
-    pub const TCP: u32 = 6;
-    pub const IGRP: u32 = 9;
-    pub const UDP: u32 = 17;
-    pub const FRAGMENT: u32 = 44;
-    pub const ESP: u32 = 50;
-    pub const AH: u32 = 51;
-    pub const ICMPV6: u32 = 58;
-    pub const PIM: u32 = 103;
-    pub const VRRP: u32 = 112;
-    pub const SCTP: u32 = 132;
+    use sift_wire::ipproto as ip;
+
+    pub const HOPOPTS: u32 = ip::HOPOPTS as u32;
+    pub const ICMP: u32 = ip::ICMP as u32;
+    pub const IGMP: u32 = ip::IGMP as u32;
+    pub const TCP: u32 = ip::TCP as u32;
+    pub const IGRP: u32 = ip::IGRP as u32;
+    pub const UDP: u32 = ip::UDP as u32;
+    pub const ROUTING: u32 = ip::ROUTING as u32;
+    pub const FRAGMENT: u32 = ip::FRAGMENT as u32;
+    pub const ESP: u32 = ip::ESP as u32;
+    pub const AH: u32 = ip::AH as u32;
+    pub const ICMPV6: u32 = ip::ICMPV6 as u32;
+    pub const NONE: u32 = ip::NONE as u32;
+    pub const DSTOPTS: u32 = ip::DSTOPTS as u32;
+    pub const PIM: u32 = ip::PIM as u32;
+    pub const VRRP: u32 = ip::VRRP as u32;
+    pub const SCTP: u32 = ip::SCTP as u32;
 }
 
 /// Linux's ancillary-data offsets (`SKF_AD_OFF` is -4096).
@@ -302,10 +254,6 @@ fn size_of(n: u8) -> Size {
         2 => Size::H,
         _ => Size::W,
     }
-}
-
-fn proto_name(p: Option<Proto>) -> &'static str {
-    p.map_or("", Proto::as_str)
 }
 
 impl Gen<'_> {
@@ -437,7 +385,12 @@ impl Gen<'_> {
             let version = match ll_proto {
                 ethertype::IP | 0x21 => 0x40,
                 ethertype::IPV6 | 0x57 => 0x60,
-                _ => return Err(CompileError::new("unsupported protocol over mpls", None)),
+                _ => {
+                    return Err(CompileError::new(
+                        K::AfterMpls(MplsConflict::Protocol(ll_proto)),
+                        None,
+                    ));
+                }
             };
             let b0 = self.cmp(Base::Net, 0u32.wrapping_sub(2), Size::B, Cmp::Eq, 1, 1);
             let b1 = self.cmp(Base::Net, 0, Size::B, Cmp::Eq, version, 0xf0);
@@ -572,11 +525,17 @@ impl Gen<'_> {
 
     /// gencode's `gen_llc`: "an 802.2 LLC frame".
     fn llc_frame(&mut self) -> R<Pred> {
-        if matches!(self.link.name, "IP_OVER_FC" | "NETANALYZER" | "NETANALYZER_TRANSPARENT") {
-            return Err(CompileError::new(
-                format!("'llc' not supported on DLT_{}", self.link.name),
+        let not_here = || {
+            CompileError::new(
+                K::NotOnLinkType { what: LinkFeature::Llc, link: self.link.link_type },
                 None,
-            ));
+            )
+        };
+        if matches!(
+            self.link.link_type,
+            LinkType::IP_OVER_FC | LinkType::NETANALYZER | LinkType::NETANALYZER_TRANSPARENT
+        ) {
+            return Err(not_here());
         }
         match self.link.kind {
             link::Kind::Wlan => Ok(self.wlan_data_frame()),
@@ -587,9 +546,7 @@ impl Gen<'_> {
                 Ok(self.b.and(b0, b1))
             }
             link::Kind::Llc => Ok(self.b.always()),
-            _ => {
-                Err(CompileError::new(format!("'llc' not supported for {}", self.link.descr), None))
-            }
+            _ => Err(not_here()),
         }
     }
 
@@ -624,7 +581,7 @@ impl Gen<'_> {
                     (None, Some(v)) => self.cmp(Base::LinkPl, 2, Size::B, Cmp::Eq, v, 0xef),
                     (None, None) => {
                         return Err(CompileError::new(
-                            format!("unknown LLC type name '{k}'"),
+                            K::NameUnknown { what: NameKind::LlcType, name: k.into() },
                             None,
                         ));
                     }
@@ -852,15 +809,13 @@ impl Gen<'_> {
                 // there (even the index of `proto[k]`) counts as the divisor or shift.
                 if let Some(Stmt::Ld(Src::Imm(k))) = y.stmts().first() {
                     let msg = match op {
-                        ArithOp::Div if *k == 0 => Some("division by zero"),
-                        ArithOp::Mod if *k == 0 => Some("modulus by zero"),
-                        ArithOp::Shl | ArithOp::Shr if *k > 31 => {
-                            Some("shift by more than 31 bits")
-                        }
+                        ArithOp::Div if *k == 0 => Some(ArithError::DivisionByZero),
+                        ArithOp::Mod if *k == 0 => Some(ArithError::ModulusByZero),
+                        ArithOp::Shl | ArithOp::Shr if *k > 31 => Some(ArithError::ShiftTooLarge),
                         _ => None,
                     };
                     if let Some(msg) = msg {
-                        return Err(CompileError::new(msg, Some(a.span)));
+                        return Err(CompileError::new(K::Arithmetic(msg), Some(a.span)));
                     }
                 }
                 // gencode's gen_arth keeps the left operand's protocol check only.
@@ -895,9 +850,10 @@ impl Gen<'_> {
         let nl = self.link.nl();
         match proto {
             p if p.is_link() => Ok(self.b.load(idx, &[], self.link.off_linkhdr, size, None)?),
-            Proto::Radio => {
-                Err(CompileError::new("radio information not present in capture", None))
-            }
+            Proto::Radio => Err(CompileError::new(
+                K::NotOnLinkType { what: LinkFeature::Radio, link: self.link.link_type },
+                None,
+            )),
             p if Self::is_net_proto(p) => {
                 let guard = self.abbrev(proto)?;
                 Ok(self.b.load(idx, &[], nl, size, Some(guard))?)
@@ -969,7 +925,7 @@ impl Gen<'_> {
             Proto::Radio => {
                 if !matches!(self.link.prefix, Prefix::Radiotap | Prefix::Avs | Prefix::Prism) {
                     return Err(CompileError::new(
-                        "radio information not present in capture",
+                        K::NotOnLinkType { what: LinkFeature::Radio, link: self.link.link_type },
                         None,
                     ));
                 }
@@ -1079,11 +1035,11 @@ impl Gen<'_> {
             Proto::Ah => self.proto(AH, None),
             Proto::Atalk => self.linktype(ethertype::ATALK),
             Proto::Aarp => self.linktype(ethertype::AARP),
-            Proto::Decnet => self.linktype(0x6003),
-            Proto::Sca => self.linktype(0x6007),
-            Proto::Lat => self.linktype(0x6004),
-            Proto::Mopdl => self.linktype(0x6001),
-            Proto::Moprc => self.linktype(0x6002),
+            Proto::Decnet => self.linktype(ethertype::DECNET),
+            Proto::Sca => self.linktype(ethertype::SCA),
+            Proto::Lat => self.linktype(ethertype::LAT),
+            Proto::Mopdl => self.linktype(ethertype::MOPDL),
+            Proto::Moprc => self.linktype(ethertype::MOPRC),
             Proto::Iso => self.linktype(link::llcsap::ISONS),
             Proto::Clnp => self.proto(0x81, Some(Proto::Iso)),
             Proto::Esis => self.proto(0x82, Some(Proto::Iso)),
@@ -1101,7 +1057,7 @@ impl Gen<'_> {
             Proto::Ipx => self.linktype(link::llcsap::IPX),
             Proto::Netbeui => self.linktype(link::llcsap::NETBEUI),
             Proto::Esp => self.proto(ESP, None),
-            p if p.is_link() => Err(CompileError::new("link layer applied in wrong context", None)),
+            p if p.is_link() => Err(CompileError::new(Q::LinkAlone, None)),
             p => Err(CompileError::unsupported(format!("`{}`", p.as_str()), None)),
         }
     }
@@ -1144,13 +1100,13 @@ impl Gen<'_> {
             Some(p) if p.is_link() => {
                 // libpcap 1.11's range checks.
                 let what = match self.link.kind {
-                    link::Kind::Ppp => "PPP protocol",
-                    link::Kind::CHdlc => "HDLC protocol",
-                    _ => "EtherType",
+                    link::Kind::Ppp => Quantity::PppProtocol,
+                    link::Kind::CHdlc => Quantity::HdlcProtocol,
+                    _ => Quantity::EtherType,
                 };
                 if v > 65535 {
                     return Err(CompileError::new(
-                        format!("{what} {v} greater than maximum 65535"),
+                        K::OutOfRange { what, value: v.into(), max: 65535 },
                         None,
                     ));
                 }
@@ -1160,7 +1116,7 @@ impl Gen<'_> {
                 ) && (256..=link::ETHERMTU).contains(&v)
                 {
                     return Err(CompileError::new(
-                        format!("LLC DSAP {v} greater than maximum 255"),
+                        K::OutOfRange { what: Quantity::LlcDsap, value: v.into(), max: 255 },
                         None,
                     ));
                 }
@@ -1176,11 +1132,8 @@ impl Gen<'_> {
                 let b1 = self.eq(Base::NoSnap, 4, Size::B, v);
                 Ok(self.b.and(b0, b1))
             }
-            Some(Proto::Arp) => {
-                Err(CompileError::new("arp does not encapsulate another protocol", None))
-            }
-            Some(Proto::Rarp) => {
-                Err(CompileError::new("rarp does not encapsulate another protocol", None))
+            Some(p @ (Proto::Arp | Proto::Rarp)) => {
+                Err(CompileError::new(Q::NoEncapsulation(p), None))
             }
             Some(
                 p @ (Proto::Tcp
@@ -1189,9 +1142,7 @@ impl Gen<'_> {
                 | Proto::Icmp
                 | Proto::Icmp6
                 | Proto::Igmp),
-            ) => {
-                Err(CompileError::new(format!("'{}' modifier applied to proto", p.as_str()), None))
-            }
+            ) => Err(CompileError::new(Q::OnProto(p), None)),
             Some(p) => Err(CompileError::unsupported(format!("`{} proto`", p.as_str()), None)),
         }
     }
@@ -1219,18 +1170,21 @@ impl Gen<'_> {
                 let b1 = self.protochain(v, Some(Proto::Ip6))?;
                 return Ok(self.b.or(b0, b1));
             }
-            _ => return Err(CompileError::new("bad protocol applied for 'protochain'", None)),
+            _ => return Err(CompileError::new(Q::Protochain, None)),
         };
         if self.link.var_pl || self.link.tunnel.is_some() {
             return Err(CompileError::new(
-                "'protochain' not supported with variable length headers",
+                K::NotOnLinkType { what: LinkFeature::Protochain, link: self.link.link_type },
                 None,
             ));
         }
         self.walks += 1;
         if self.walks > PROTOCHAIN_WALKS {
-            return Err(CompileError::unsupported(
-                format!("more than {PROTOCHAIN_WALKS} `protochain` walks in one filter"),
+            return Err(CompileError::new(
+                K::ResourceLimit {
+                    what: Resource::ProtochainWalks,
+                    limit: PROTOCHAIN_WALKS.into(),
+                },
                 None,
             ));
         }
@@ -1247,7 +1201,7 @@ impl Gen<'_> {
         for step in (0..PROTOCHAIN_STEPS).rev() {
             let found =
                 self.b.branch(if step == 0 { start.clone() } else { Vec::new() }, JmpOp::Jeq, k(v));
-            let none = self.b.branch(Vec::new(), JmpOp::Jeq, k(59));
+            let none = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::NONE));
             // AH: A = its next header, X = (its length + 2) * 4.
             let ah = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::AH));
             let ah_body = self.b.straight(vec![
@@ -1267,8 +1221,8 @@ impl Gen<'_> {
             let advance = if v6 {
                 // Hop-by-hop, destination options, routing, fragment: A = the next header,
                 // X += (the length + 1) * 8.
-                let mut ext = self.b.branch(Vec::new(), JmpOp::Jeq, k(0));
-                for h in [60, 43, ipproto::FRAGMENT] {
+                let mut ext = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::HOPOPTS));
+                for h in [ipproto::DSTOPTS, ipproto::ROUTING, ipproto::FRAGMENT] {
                     let e = self.b.branch(Vec::new(), JmpOp::Jeq, k(h));
                     ext = self.b.or(ext, e);
                 }
@@ -1310,16 +1264,19 @@ impl Gen<'_> {
             Primitive::Multicast(proto) => self.multicast(*proto),
             Primitive::Vlan(id) => self.vlan(*id),
             Primitive::Mpls(label) => self.mpls(*label),
-            Primitive::Pppoed => self.linktype(0x8863),
+            Primitive::Pppoed => self.linktype(ethertype::PPPOE_DISCOVERY),
             Primitive::Pppoes(sess) => self.pppoes(*sess),
             Primitive::Inbound | Primitive::Outbound
-                if self.link.name.starts_with("DSA_TAG_") && self.link.tunnel.is_none() =>
+                if matches!(
+                    self.link.link_type,
+                    LinkType::DSA_TAG_BRCM | LinkType::DSA_TAG_DSA
+                ) && self.link.tunnel.is_none() =>
             {
                 // The switch tag's direction bits (libpcap 1.11).
                 let inbound = matches!(p, Primitive::Inbound);
-                let (v, mask) = match (self.link.name, inbound) {
-                    ("DSA_TAG_BRCM", true) => (0, 0xe0),
-                    ("DSA_TAG_BRCM", false) => (0x20, 0xe0),
+                let (v, mask) = match (self.link.link_type, inbound) {
+                    (LinkType::DSA_TAG_BRCM, true) => (0, 0xe0),
+                    (LinkType::DSA_TAG_BRCM, false) => (0x20, 0xe0),
                     (_, true) => (0, 0x40),
                     (_, false) => (0x40, 0xc0),
                 };
@@ -1329,7 +1286,7 @@ impl Gen<'_> {
                 let outbound = match self.link.kind {
                     link::Kind::Sll => self.eq(Base::LinkHdr, 0, Size::H, 4),
                     link::Kind::Sll2 => self.eq(Base::LinkHdr, 10, Size::B, 4),
-                    link::Kind::Ppp if self.link.name == "PPP_PPPD" => {
+                    link::Kind::Ppp if self.link.link_type == LinkType::PPP_PPPD => {
                         // The pppd direction byte: PPP_PPPD_IN 0, PPP_PPPD_OUT 1.
                         let v = if matches!(p, Primitive::Inbound) { 0 } else { 1 };
                         return Ok(self.eq(Base::LinkHdr, 0, Size::B, v));
@@ -1339,7 +1296,7 @@ impl Gen<'_> {
                         let v = if matches!(p, Primitive::Inbound) { 1 } else { 2 };
                         return Ok(self.eq(Base::LinkHdr, 60, Size::B, v));
                     }
-                    link::Kind::Raw if self.link.name == "SLIP" => {
+                    link::Kind::Raw if self.link.link_type == LinkType::SLIP => {
                         // `link[0] != 0` (SLIPDIR_IN is 0), through the arithmetic helpers.
                         // gencode's C arguments are evaluated right to left (scratch words).
                         let zero = self.b.imm(0)?;
@@ -1353,13 +1310,12 @@ impl Gen<'_> {
                     }
                     _ => {
                         // libpcap 1.11's wording (1.10 emits the ancillary load anyway).
-                        let what =
-                            if matches!(p, Primitive::Inbound) { "inbound" } else { "outbound" };
+                        let inbound = matches!(p, Primitive::Inbound);
                         return Err(CompileError::new(
-                            format!(
-                                "not a live capture, '{what}' not supported on DLT_{}",
-                                self.link.name
-                            ),
+                            K::NotOnLinkType {
+                                what: LinkFeature::Direction(inbound),
+                                link: self.link.link_type,
+                            },
                             None,
                         ));
                     }
@@ -1371,7 +1327,10 @@ impl Gen<'_> {
                 _ if self.ctx.linux_ext => {
                     Ok(self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_IFINDEX, Size::W, *n))
                 }
-                _ => Err(CompileError::new("not a live capture", None)),
+                _ => Err(CompileError::new(
+                    K::NotOnLinkType { what: LinkFeature::Ifindex, link: self.link.link_type },
+                    None,
+                )),
             },
             Primitive::Geneve(vni) => self.tunnel(true, *vni),
             Primitive::Vxlan(vni) => self.tunnel(false, *vni),
@@ -1405,12 +1364,11 @@ impl Gen<'_> {
     /// (an Ethernet frame; for Geneve, the link type is Geneve's protocol type unless that
     /// is Ethernet).
     fn tunnel(&mut self, geneve: bool, vni: Option<u32>) -> R<Pred> {
-        let what = if geneve { "geneve" } else { "vxlan" };
         if let Some(v) = vni
             && v > 0xff_ffff
         {
             return Err(CompileError::new(
-                format!("{} VNI {v} greater than maximum 16777215", what.to_uppercase()),
+                K::OutOfRange { what: Quantity::Vni { geneve }, value: v.into(), max: 0xff_ffff },
                 None,
             ));
         }
@@ -1485,7 +1443,7 @@ impl Gen<'_> {
                     Stmt::Ldx(XSrc::Mem(hdr)),
                 ],
                 JmpOp::Jeq,
-                k(0x6558),
+                k(ethertype::TEB),
             );
             // Transparent Ethernet bridging: the type and payload of the inner Ethernet.
             let eth = self.b.straight(vec![
@@ -1523,9 +1481,8 @@ impl Gen<'_> {
         let b = self.b.and(b, offsets);
         // Later primitives see an Ethernet frame at those offsets.
         self.link = Link {
-            name: "EN10MB",
+            link_type: LinkType::EN10MB,
             kind: link::Kind::Ether,
-            descr: "Ethernet",
             off_linkhdr: 0,
             off_linktype: Some(0),
             off_linkpl: 0,
@@ -1540,10 +1497,10 @@ impl Gen<'_> {
     }
 
     /// gencode's `gen_p80211_type`/`gen_p80211_fcdir`: masked frame-control bits.
-    fn wlan_fc(&mut self, off: u32, v: u32, mask: u32, what: &str) -> R<Pred> {
+    fn wlan_fc(&mut self, off: u32, v: u32, mask: u32, what: &'static str) -> R<Pred> {
         if self.link.kind != link::Kind::Wlan {
             return Err(CompileError::new(
-                format!("'{what}' not supported on DLT_{}", self.link.name),
+                K::NotOnLinkType { what: LinkFeature::Wlan(what), link: self.link.link_type },
                 None,
             ));
         }
@@ -1551,10 +1508,10 @@ impl Gen<'_> {
     }
 
     /// A pflog header field (gencode's `gen_pf_rnr`, `gen_pf_reason`…).
-    fn pf_field(&mut self, off: u32, size: Size, v: u32, what: &str) -> R<Pred> {
+    fn pf_field(&mut self, off: u32, size: Size, v: u32, what: &'static str) -> R<Pred> {
         if self.link.kind != link::Kind::Pflog {
             return Err(CompileError::new(
-                format!("'{what}' supported only on PFLOG linktype"),
+                K::NotOnLinkType { what: LinkFeature::Pflog(what), link: self.link.link_type },
                 None,
             ));
         }
@@ -1563,15 +1520,22 @@ impl Gen<'_> {
 
     /// A pflog name field of 16 bytes, compared over the name's length (gencode's
     /// `gen_pf_ifname`, `gen_pf_ruleset`).
-    fn pf_name(&mut self, name: &str, off: u32, what: &str, noun: &str) -> R<Pred> {
+    fn pf_name(&mut self, name: &str, off: u32, what: &'static str, noun: &'static str) -> R<Pred> {
         if self.link.kind != link::Kind::Pflog {
             return Err(CompileError::new(
-                format!("'{what}' supported only on PFLOG linktype"),
+                K::NotOnLinkType { what: LinkFeature::Pflog(what), link: self.link.link_type },
                 None,
             ));
         }
         if name.len() >= 16 {
-            return Err(CompileError::new(format!("{noun} names can only be 15 characters"), None));
+            return Err(CompileError::new(
+                K::OutOfRange {
+                    what: Quantity::NameLength { noun },
+                    value: name.len() as u64,
+                    max: 15,
+                },
+                None,
+            ));
         }
         if name.is_empty() {
             return Ok(self.b.always());
@@ -1583,29 +1547,29 @@ impl Gen<'_> {
     /// then every later offset moves 4 bytes on.
     fn vlan(&mut self, id: Option<u32>) -> R<Pred> {
         if self.label_depth > 0 {
-            return Err(CompileError::new("no VLAN match after MPLS", None));
+            return Err(CompileError::new(K::AfterMpls(MplsConflict::Vlan), None));
         }
+        // PPI's header is named even after `pppoes` moved the link layer on.
+        let vlan_error =
+            |link| CompileError::new(K::NotOnLinkType { what: LinkFeature::Vlan, link }, None);
         if self.link.prefix == Prefix::Ppi {
-            return Err(CompileError::new("'vlan' not supported on DLT_PPI", None));
+            return Err(vlan_error(LinkType::PPI));
         }
         if !matches!(self.link.kind, link::Kind::Ether | link::Kind::Wlan) {
-            return Err(CompileError::new(
-                format!("no VLAN support for {}", self.link.descr),
-                None,
-            ));
+            return Err(vlan_error(self.link.link_type));
         }
         // Only the capture's own outermost header can have its tag in the metadata.
         if self.ctx.linux_ext
             && self.vlan_depth == 0
-            && self.link.name == "EN10MB"
+            && self.link.link_type == LinkType::EN10MB
             && self.link.tunnel.is_none()
         {
             return self.vlan_linux(id);
         }
-        let b0 = self.linktype(0x8100)?;
-        let b1 = self.linktype(0x88a8)?;
+        let b0 = self.linktype(ethertype::VLAN)?;
+        let b1 = self.linktype(ethertype::QINQ)?;
         let b1 = self.b.or(b0, b1);
-        let b2 = self.linktype(0x9100)?;
+        let b2 = self.linktype(ethertype::QINQ_9100)?;
         let mut b = self.b.or(b1, b2);
         if let Some(id) = id {
             let c = self.cmp(Base::Net, 0, Size::H, Cmp::Eq, id, 0x0fff);
@@ -1641,10 +1605,10 @@ impl Gen<'_> {
             Stmt::Alu(AluOp::Add, k(4)),
             Stmt::St(lt),
         ]);
-        let b0 = self.linktype(0x8100)?;
-        let b1 = self.linktype(0x88a8)?;
+        let b0 = self.linktype(ethertype::VLAN)?;
+        let b1 = self.linktype(ethertype::QINQ)?;
         let b1 = self.b.or(b0, b1);
-        let b2 = self.linktype(0x9100)?;
+        let b2 = self.linktype(ethertype::QINQ_9100)?;
         let in_packet = self.b.or(b1, b2);
         let in_packet = self.b.seq(moved, in_packet);
         let mut b = self.b.or(present, in_packet);
@@ -1678,13 +1642,13 @@ impl Gen<'_> {
             self.cmp(Base::Net, 0u32.wrapping_sub(2), Size::B, Cmp::Eq, 0, 1)
         } else {
             match self.link.kind {
-                link::Kind::Ether | link::Kind::CHdlc => self.linktype(0x8847)?,
-                link::Kind::Ppp if self.link.name == "PPP" => {
+                link::Kind::Ether | link::Kind::CHdlc => self.linktype(ethertype::MPLS)?,
+                link::Kind::Ppp if self.link.link_type == LinkType::PPP => {
                     self.eq(Base::LinkType, 0, Size::H, 0x0281)
                 }
                 _ => {
                     return Err(CompileError::new(
-                        format!("no MPLS support for {}", self.link.descr),
+                        K::NotOnLinkType { what: LinkFeature::Mpls, link: self.link.link_type },
                         None,
                     ));
                 }
@@ -1693,7 +1657,7 @@ impl Gen<'_> {
         if let Some(label) = label {
             if label > 0xfffff {
                 return Err(CompileError::new(
-                    format!("MPLS label {label} greater than maximum 1048575"),
+                    K::OutOfRange { what: Quantity::MplsLabel, value: label.into(), max: 0xfffff },
                     None,
                 ));
             }
@@ -1709,7 +1673,7 @@ impl Gen<'_> {
     /// gencode's `gen_pppoes`: the session EtherType and id, then the link layer becomes PPP
     /// 6 bytes into the payload.
     fn pppoes(&mut self, sess: Option<u32>) -> R<Pred> {
-        let mut b = self.linktype(0x8864)?;
+        let mut b = self.linktype(ethertype::PPPOE_SESSION)?;
         if let Some(sess) = sess {
             let c = self.cmp(Base::Net, 0, Size::W, Cmp::Eq, sess, 0xffff);
             b = self.b.and(b, c);
@@ -1722,8 +1686,7 @@ impl Gen<'_> {
         }
         self.link.kind = link::Kind::Ppp;
         self.link.mac = None;
-        self.link.name = "PPP";
-        self.link.descr = "PPP";
+        self.link.link_type = LinkType::PPP;
         self.link.off_linkhdr = hdr;
         self.link.off_linktype = Some(hdr);
         self.link.off_linkpl = hdr + 2;
@@ -1751,16 +1714,19 @@ impl Gen<'_> {
         match proto {
             p if p.is_none_or(Proto::is_link) => {
                 if !self.link.is_ether() {
-                    return Err(CompileError::new("not a broadcast link", None));
+                    return Err(CompileError::new(
+                        K::NotOnLinkType {
+                            what: LinkFeature::Broadcast,
+                            link: self.link.link_type,
+                        },
+                        None,
+                    ));
                 }
                 self.mac_host([0xff; 6], Dir::Dst)
             }
             Some(Proto::Ip) => {
                 let Some(netmask) = self.ctx.netmask else {
-                    return Err(CompileError::new(
-                        "netmask not known, so 'ip broadcast' not supported",
-                        None,
-                    ));
+                    return Err(CompileError::new(K::NetmaskUnknown, None));
                 };
                 let b0 = self.linktype(ethertype::IP)?;
                 let hostmask = !netmask;
@@ -1769,7 +1735,7 @@ impl Gen<'_> {
                 let b2 = self.b.or(b1, b2);
                 Ok(self.b.and(b0, b2))
             }
-            _ => Err(CompileError::new("only link-layer/IP broadcast filters supported", None)),
+            _ => Err(CompileError::new(Q::Broadcast, None)),
         }
     }
 
@@ -1778,7 +1744,10 @@ impl Gen<'_> {
             p if p.is_none_or(Proto::is_link) => {
                 if !self.link.is_ether() {
                     return Err(CompileError::new(
-                        "link-layer multicast filters supported only on ethernet/FDDI/token ring/ARCNET/802.11/ATM LANE/Fibre Channel",
+                        K::NotOnLinkType {
+                            what: LinkFeature::Multicast,
+                            link: self.link.link_type,
+                        },
                         None,
                     ));
                 }
@@ -1799,10 +1768,7 @@ impl Gen<'_> {
                 let b1 = self.eq(Base::Net, 24, Size::B, 255);
                 Ok(self.b.and(b0, b1))
             }
-            _ => Err(CompileError::new(
-                "only IP multicast filters supported on ethernet/FDDI/token ring/ARCNET/802.11/ATM LANE/Fibre Channel",
-                None,
-            )),
+            _ => Err(CompileError::new(Q::Multicast, None)),
         }
     }
 
@@ -1817,10 +1783,7 @@ impl Gen<'_> {
             let d = dir.as_str();
             if let Some(t @ (QualType::Port | QualType::Portrange)) = ty {
                 let t = if t == QualType::Port { "port" } else { "portrange" };
-                return Err(CompileError::new(
-                    format!("'{d}' is not a valid qualifier for '{t}'"),
-                    dspan,
-                ));
+                return Err(CompileError::new(Q::DirOnPort { dir: d, target: t }, dspan));
             }
             let wlan_dir = matches!(
                 dir,
@@ -1838,10 +1801,7 @@ impl Gen<'_> {
                 || !mac_id
                 || !matches!(ty, None | Some(QualType::Host))
             {
-                return Err(CompileError::new(
-                    format!("'{d}' is valid for 802.11 syntax only"),
-                    dspan,
-                ));
+                return Err(CompileError::new(Q::WlanDir { dir: d }, dspan));
             }
         }
         if q.proto.is_some_and(|p| p.0 == Proto::Decnet)
@@ -1866,7 +1826,12 @@ impl Gen<'_> {
                 let v = match id {
                     Id::Num(n) => *n,
                     Id::Name(s) => self.proto_number(proto, s)?,
-                    _ => return Err(CompileError::new("illegal protocol", None)),
+                    _ => {
+                        return Err(CompileError::new(
+                            K::AddressInvalid { what: AddressKind::Protocol, text: String::new() },
+                            None,
+                        ));
+                    }
                 };
                 self.proto(v, proto)
             }
@@ -1874,13 +1839,21 @@ impl Gen<'_> {
                 let v = match id {
                     Id::Num(n) => *n,
                     Id::Name(s) => self.proto_number(proto, s)?,
-                    _ => return Err(CompileError::new("illegal protocol", None)),
+                    _ => {
+                        return Err(CompileError::new(
+                            K::AddressInvalid { what: AddressKind::Protocol, text: String::new() },
+                            None,
+                        ));
+                    }
                 };
                 self.protochain(v, proto)
             }
             Some(QualType::Gateway) => match id {
                 Id::Name(s) => self.gateway(proto, q.dir.is_some(), s),
-                _ => Err(CompileError::new("illegal gateway address", None)),
+                _ => Err(CompileError::new(
+                    K::AddressInvalid { what: AddressKind::Gateway, text: String::new() },
+                    None,
+                )),
             },
         }
     }
@@ -1894,14 +1867,33 @@ impl Gen<'_> {
                 match (parts.next().flatten(), parts.next().flatten(), parts.next()) {
                     (Some(area), Some(node), None) => {
                         if area > 63 {
-                            return Err(CompileError::new("DECnet area number > 63", None));
+                            return Err(CompileError::new(
+                                K::OutOfRange {
+                                    what: Quantity::DecnetArea,
+                                    value: area.into(),
+                                    max: 63,
+                                },
+                                None,
+                            ));
                         }
                         if node > 1023 {
-                            return Err(CompileError::new("DECnet node number > 1023", None));
+                            return Err(CompileError::new(
+                                K::OutOfRange {
+                                    what: Quantity::DecnetNode,
+                                    value: node.into(),
+                                    max: 1023,
+                                },
+                                None,
+                            ));
                         }
                         (area << 10) | node
                     }
-                    _ => return Err(CompileError::new("invalid DECnet address", None)),
+                    _ => {
+                        return Err(CompileError::new(
+                            K::AddressInvalid { what: AddressKind::Decnet, text: s.clone() },
+                            None,
+                        ));
+                    }
                 }
             }
             _ => return Err(CompileError::unsupported("DECnet names", None)),
@@ -1925,7 +1917,7 @@ impl Gen<'_> {
         };
         // Fields in DECnet's little-endian order, as gencode's ntohs() on this machine.
         let a = u32::from((addr as u16).swap_bytes());
-        let b0 = self.linktype(0x6003)?;
+        let b0 = self.linktype(ethertype::DECNET)?;
         // Long header with pad, long without, short with pad, short without.
         let tmp = self.cmp(Base::Net, 2, Size::H, Cmp::Eq, 0x8106, 0xff07);
         let b1 = self.eq(Base::Net, 2 + 1 + lh, Size::H, a);
@@ -1952,21 +1944,27 @@ impl Gen<'_> {
                 "ip6" => ethertype::IPV6,
                 "arp" => ethertype::ARP,
                 "rarp" => ethertype::REVARP,
-                "decnet" => 0x6003,
-                "lat" => 0x6004,
-                "sca" => 0x6007,
-                "moprc" => 0x6002,
-                "mopdl" => 0x6001,
-                "loopback" => 0x9000,
+                "decnet" => ethertype::DECNET,
+                "lat" => ethertype::LAT,
+                "sca" => ethertype::SCA,
+                "moprc" => ethertype::MOPRC,
+                "mopdl" => ethertype::MOPDL,
+                "loopback" => ethertype::LOOPBACK,
                 "atalk" => ethertype::ATALK,
                 "aarp" => ethertype::AARP,
                 "ipx" => link::llcsap::IPX,
-                "lldp" => 0x88cc,
+                "lldp" => ethertype::LLDP,
+                // Slow protocols (LACP, IEEE 802.3 annex 57A).
                 "slow" => 0x8809,
                 "iso" => 0xfe,
                 "stp" => 0x42,
                 "netbeui" => 0xf0,
-                _ => return Err(CompileError::new(format!("unknown ether proto '{s}'"), None)),
+                _ => {
+                    return Err(CompileError::new(
+                        K::NameUnknown { what: NameKind::EtherProto, name: s.into() },
+                        None,
+                    ));
+                }
             };
             return Ok(v);
         }
@@ -1976,17 +1974,21 @@ impl Gen<'_> {
                 "clnp" => Ok(0x81),
                 "esis" => Ok(0x82),
                 "isis" => Ok(0x83),
-                _ => Err(CompileError::new(format!("unknown osi proto '{s}'"), None)),
+                _ => Err(CompileError::new(
+                    K::NameUnknown { what: NameKind::OsiProto, name: s.into() },
+                    None,
+                )),
             };
         }
         if !matches!(proto, None | Some(Proto::Ip | Proto::Ip6)) {
-            return Err(CompileError::new(format!("unknown protocol: {s}"), None));
+            return Err(CompileError::new(
+                K::NameUnknown { what: NameKind::Protocol, name: s.into() },
+                None,
+            ));
         }
-        self.ctx
-            .resolver
-            .protocol(s)
-            .map(u32::from)
-            .ok_or_else(|| CompileError::new(format!("unknown ip proto '{s}'"), None))
+        self.ctx.resolver.protocol(s).map(u32::from).ok_or_else(|| {
+            CompileError::new(K::NameUnknown { what: NameKind::IpProto, name: s.into() }, None)
+        })
     }
 
     fn host_like(
@@ -2001,7 +2003,7 @@ impl Gen<'_> {
         match id {
             Id::Num(n) => {
                 if link {
-                    return Err(CompileError::new("illegal link layer address", None));
+                    return Err(CompileError::new(Q::LinkNumber, None));
                 }
                 let (mut v, mut mask) = (*n, u32::MAX);
                 if is_net {
@@ -2014,7 +2016,7 @@ impl Gen<'_> {
             }
             Id::V4(s) => {
                 if link {
-                    return Err(CompileError::new("illegal link layer address", None));
+                    return Err(CompileError::new(Q::LinkNumber, None));
                 }
                 let (v, n) = v4(s)?;
                 let mask = u32::MAX.checked_shl(32 - 8 * n).unwrap_or(0);
@@ -2024,7 +2026,7 @@ impl Gen<'_> {
                 let (v, _) = v4(addr)?;
                 let mask = if *len == 0 { 0 } else { u32::MAX << (32 - len) };
                 if !is_net {
-                    return Err(CompileError::new("Mask syntax for networks only", None));
+                    return Err(CompileError::new(Q::MaskOnHost, None));
                 }
                 self.host(v, mask, proto, dir, true)
             }
@@ -2032,27 +2034,27 @@ impl Gen<'_> {
                 let (v, _) = v4(addr)?;
                 let (m, _) = v4(mask)?;
                 if !is_net {
-                    return Err(CompileError::new("Mask syntax for networks only", None));
+                    return Err(CompileError::new(Q::MaskOnHost, None));
                 }
                 self.host(v, m, proto, dir, true)
             }
             Id::V6(a) => self.host6(*a, 128, proto, dir, is_net),
             Id::V6Prefix(a, len) => {
                 if !is_net && *len != 128 {
-                    return Err(CompileError::new("Mask syntax for networks only", None));
+                    return Err(CompileError::new(Q::MaskOnHost, None));
                 }
                 self.host6(*a, *len, proto, dir, is_net)
             }
             Id::Mac(m) => {
                 if is_net || !(proto.is_none() || link) {
-                    return Err(CompileError::new(
-                        "ethernet address used in non-ether expression",
-                        None,
-                    ));
+                    return Err(CompileError::new(Q::MacNonEther, None));
                 }
                 if !self.link.is_ether() {
                     return Err(CompileError::new(
-                        "ethernet addresses supported only on ethernet/FDDI/token ring/802.11/ATM LANE/Fibre Channel",
+                        K::NotOnLinkType {
+                            what: LinkFeature::MacAddress,
+                            link: self.link.link_type,
+                        },
                         None,
                     ));
                 }
@@ -2067,7 +2069,10 @@ impl Gen<'_> {
         let resolver = self.ctx.resolver;
         if is_net {
             let Some(mut v) = resolver.network(s) else {
-                return Err(CompileError::new(format!("unknown network '{s}'"), None));
+                return Err(CompileError::new(
+                    K::NameUnknown { what: NameKind::Network, name: s.into() },
+                    None,
+                ));
             };
             // libpcap left-justifies getnetbyname's number byte by byte, widening the mask
             // only while it shifts; the resolver's numbers are already left-aligned.
@@ -2081,12 +2086,15 @@ impl Gen<'_> {
         if proto.is_some_and(Proto::is_link) {
             if !self.link.is_ether() {
                 return Err(CompileError::new(
-                    "only ethernet/FDDI/token ring/802.11/ATM LANE/Fibre Channel supports link-level host name",
+                    K::NotOnLinkType { what: LinkFeature::MacHostName, link: self.link.link_type },
                     None,
                 ));
             }
             let Some(mac) = resolver.ether(s) else {
-                return Err(CompileError::new(format!("unknown ether host '{s}'"), None));
+                return Err(CompileError::new(
+                    K::NameUnknown { what: NameKind::EtherHost, name: s.into() },
+                    None,
+                ));
             };
             return self.mac_host(mac, dir);
         }
@@ -2116,7 +2124,7 @@ impl Gen<'_> {
                 None => tmp,
             });
         }
-        acc.ok_or_else(|| CompileError::new(format!("unknown host '{s}'"), None))
+        acc.ok_or_else(|| unknown_host(s))
     }
 
     /// gencode's `gateway NAME`: the MAC address of `NAME` in either direction, and none of
@@ -2124,24 +2132,27 @@ impl Gen<'_> {
     fn gateway(&mut self, proto: Option<Proto>, has_dir: bool, s: &str) -> R<Pred> {
         let resolver = self.ctx.resolver;
         let Some(mac) = resolver.ether(s) else {
-            return Err(CompileError::new(format!("unknown ether host: {s}"), None));
+            return Err(CompileError::new(
+                K::NameUnknown { what: NameKind::GatewayEther, name: s.into() },
+                None,
+            ));
         };
         let addrs = resolver.host(s);
         if addrs.is_empty() {
-            return Err(CompileError::new(format!("unknown host '{s}'"), None));
+            return Err(unknown_host(s));
         }
         if has_dir {
-            return Err(CompileError::new("direction applied to 'gateway'", None));
+            return Err(CompileError::new(Q::GatewayDirection, None));
         }
         if self.label_depth > 0 {
-            return Err(CompileError::new("'gateway' cannot be used within MPLS", None));
+            return Err(CompileError::new(K::AfterMpls(MplsConflict::Gateway), None));
         }
         if !matches!(proto, None | Some(Proto::Ip | Proto::Arp | Proto::Rarp)) {
-            return Err(CompileError::new("illegal modifier of 'gateway'", None));
+            return Err(CompileError::new(Q::GatewayProto, None));
         }
         if !self.link.is_ether() {
             return Err(CompileError::new(
-                "'gateway' supported only on ethernet/FDDI/token ring/802.11/ATM LANE/Fibre Channel",
+                K::NotOnLinkType { what: LinkFeature::Gateway, link: self.link.link_type },
                 None,
             ));
         }
@@ -2153,7 +2164,7 @@ impl Gen<'_> {
             })
             .collect();
         if v4.is_empty() {
-            return Err(CompileError::new(format!("unknown host '{s}'"), None));
+            return Err(unknown_host(s));
         }
         // libpcap 1.11's reading (the corpus): per protocol, the protocol and none of the
         // addresses, the protocols or-ed: `(ip and not (src or dst in A)) or (arp and …)…`.
@@ -2198,7 +2209,6 @@ impl Gen<'_> {
         dir: Dir,
         is_net: bool,
     ) -> R<Pred> {
-        let what = if is_net { "net" } else { "host" };
         match proto {
             None if self.label_depth > 0 => self.host(addr, mask, Some(Proto::Ip), dir, is_net),
             None => {
@@ -2212,12 +2222,11 @@ impl Gen<'_> {
             Some(Proto::Arp) => self.hostop(addr, mask, dir, ethertype::ARP, 14, 24),
             Some(Proto::Rarp) => self.hostop(addr, mask, dir, ethertype::REVARP, 14, 24),
             Some(p) if p.is_link() => {
-                Err(CompileError::new(format!("link-layer modifier applied to {what}"), None))
+                Err(CompileError::new(Q::OnHost { proto: None, v6: false, net: is_net }, None))
             }
-            Some(p) => Err(CompileError::new(
-                format!("'{}' modifier applied to {what}", proto_name(Some(p))),
-                None,
-            )),
+            Some(p) => {
+                Err(CompileError::new(Q::OnHost { proto: Some(p), v6: false, net: is_net }, None))
+            }
         }
     }
 
@@ -2246,23 +2255,24 @@ impl Gen<'_> {
         dir: Dir,
         is_net: bool,
     ) -> R<Pred> {
-        let what = if is_net { "net" } else { "host" };
         match proto {
             None | Some(Proto::Ip6) => {
                 let bits = u128::from(addr);
                 let mask: u128 = if len == 0 { 0 } else { u128::MAX << (128 - len.min(128)) };
                 if bits & !mask != 0 {
-                    return Err(CompileError::new("non-network bits set in IPv6 address", None));
+                    return Err(CompileError::new(
+                        K::AddressInvalid { what: AddressKind::Ipv6Network, text: String::new() },
+                        None,
+                    ));
                 }
                 self.hostop6(bits, mask, dir, 8, 24)
             }
             Some(p) if p.is_link() => {
-                Err(CompileError::new(format!("link-layer modifier applied to ip6 {what}"), None))
+                Err(CompileError::new(Q::OnHost { proto: None, v6: true, net: is_net }, None))
             }
-            Some(p) => Err(CompileError::new(
-                format!("'{}' modifier applied to ip6 {what}", p.as_str()),
-                None,
-            )),
+            Some(p) => {
+                Err(CompileError::new(Q::OnHost { proto: Some(p), v6: true, net: is_net }, None))
+            }
         }
     }
 
@@ -2459,15 +2469,17 @@ impl Gen<'_> {
             Some(Proto::Udp) => Some(ipproto::UDP),
             Some(Proto::Sctp) => Some(ipproto::SCTP),
             Some(_) => {
-                let what = if range { "portrange" } else { "port" };
-                return Err(CompileError::new(format!("illegal qualifier of '{what}'"), None));
+                return Err(CompileError::new(Q::OnPort { range }, None));
             }
         };
         let (lo, hi, real) = match id {
             Id::Num(n) => (*n, *n, qual),
             Id::Name(s) if range => {
                 let Some((a, b)) = s.split_once('-') else {
-                    return Err(CompileError::new(format!("unknown port in range '{s}'"), None));
+                    return Err(CompileError::new(
+                        K::NameUnknown { what: NameKind::PortRange, name: s.clone() },
+                        None,
+                    ));
                 };
                 let (a, pa) = self.port_number(a, qual)?;
                 let (b, pb) = self.port_number(b, qual)?;
@@ -2477,11 +2489,16 @@ impl Gen<'_> {
                 let (p, real) = self.port_number(s, qual)?;
                 (p, p, real)
             }
-            _ => return Err(CompileError::new("illegal port", None)),
+            _ => {
+                return Err(CompileError::new(
+                    K::AddressInvalid { what: AddressKind::Port, text: String::new() },
+                    None,
+                ));
+            }
         };
         if lo > 65535 || hi > 65535 {
             return Err(CompileError::new(
-                format!("port number {} greater than maximum 65535", lo.max(hi)),
+                K::OutOfRange { what: Quantity::Port, value: lo.max(hi).into(), max: 65535 },
                 None,
             ));
         }
@@ -2497,7 +2514,10 @@ impl Gen<'_> {
             return Ok((n, qual));
         }
         let Some(svc) = self.ctx.resolver.service(s) else {
-            return Err(CompileError::new(format!("unknown port '{s}'"), None));
+            return Err(CompileError::new(
+                K::NameUnknown { what: NameKind::Port, name: s.into() },
+                None,
+            ));
         };
         let (port, real) = match (svc.tcp, svc.udp, svc.sctp) {
             (Some(t), Some(u), _) if t == u => (t, PROTO_UNDEF),
@@ -2505,7 +2525,10 @@ impl Gen<'_> {
             (None, Some(u), _) => (u, Some(ipproto::UDP)),
             (None, None, Some(s)) => (s, Some(ipproto::SCTP)),
             (None, None, None) => {
-                return Err(CompileError::new(format!("unknown port '{s}'"), None));
+                return Err(CompileError::new(
+                    K::NameUnknown { what: NameKind::Port, name: s.into() },
+                    None,
+                ));
             }
         };
         let name = |p| match p {
@@ -2515,7 +2538,7 @@ impl Gen<'_> {
         };
         match (qual, real) {
             (Some(q), Some(r)) if q != r => {
-                Err(CompileError::new(format!("port '{s}' is {}", name(r)), None))
+                Err(CompileError::new(K::PortWrongProto { name: s.into(), proto: name(r) }, None))
             }
             (Some(q), _) => Ok((u32::from(port), Some(q))),
             (None, r) => Ok((u32::from(port), r)),
@@ -2589,6 +2612,12 @@ use sift_diag::number::parse_c_u32 as parse_num;
 
 /// Dotted IPv4 text as libpcap's `__pcap_atoin`, shifted left: `(value, parts)`.
 fn v4(s: &str) -> R<(u32, u32)> {
-    sift_filter::semantic::ipv4_parts(s)
-        .ok_or_else(|| CompileError::new(format!("invalid IPv4 address '{s}'"), None))
+    sift_filter::semantic::ipv4_parts(s).ok_or_else(|| {
+        CompileError::new(K::AddressInvalid { what: AddressKind::Ipv4, text: s.into() }, None)
+    })
+}
+
+/// "unknown host 'NAME'".
+fn unknown_host(name: &str) -> CompileError {
+    CompileError::new(K::NameUnknown { what: NameKind::Host, name: name.into() }, None)
 }

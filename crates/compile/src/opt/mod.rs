@@ -101,7 +101,8 @@ pub(crate) type FastMap<K, V> =
 pub(crate) type FastSet<K> =
     std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
 
-use crate::r#gen::{CompileError, Context};
+use crate::error::{CompileError, CompileErrorKind};
+use crate::r#gen::Context;
 use crate::ir::*;
 use sift_insn::Program;
 
@@ -116,7 +117,8 @@ pub struct OptStats {
     pub stmts: (usize, usize),
 }
 
-/// The message libpcap gives when the optimized program can never accept.
+/// The message libpcap gives when the optimized program can never accept
+/// ([`CompileErrorKind::RejectsAll`]; classify with [`CompileError::is_rejects_all`]).
 pub const REJECTS_ALL: &str = "expression rejects all packets";
 
 fn size(cfg: &Cfg) -> (usize, usize) {
@@ -178,14 +180,14 @@ pub fn compile_program(
     ctx: &Context<'_>,
     optimize: bool,
 ) -> Result<Program, CompileError> {
-    let expr = sift_filter::parse_with(src, ctx.resolver)
-        .map_err(|e| CompileError { message: e.libpcap_message(), span: Some(e.span) })?;
+    let expr = sift_filter::parse_with(src, ctx.resolver)?;
     let mut cfg = crate::r#gen::compile(expr.as_ref(), ctx)?;
     if optimize {
         self::optimize(&mut cfg);
         if rejects_all(&cfg) {
-            return Err(CompileError::new(REJECTS_ALL, None));
+            return Err(CompileError::new(CompileErrorKind::RejectsAll, None));
         }
     }
-    crate::emit::emit(&cfg).map_err(|e| CompileError::new(format!("internal error: {e}"), None))
+    crate::emit::emit(&cfg)
+        .map_err(|e| CompileError::new(CompileErrorKind::Internal(e.to_string()), None))
 }
