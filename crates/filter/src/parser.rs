@@ -123,10 +123,12 @@ impl<'a> Parser<'a> {
         if *self.peek() == t { Ok(self.bump()) } else { Err(self.unexpected(expected)) }
     }
 
+    /// Enters one level of nesting, just after the token that opens it (which the error
+    /// points at when the level is one too many).
     fn enter(&mut self) -> R<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(ParseError::new(K::NestingTooDeep, self.span()));
+            return Err(ParseError::new(K::NestingTooDeep, self.prev_span()));
         }
         Ok(())
     }

@@ -69,6 +69,7 @@ use crate::error::{
     NameKind, QualifierError as Q, Quantity, Resource,
 };
 use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Slot, Src, Stmt, XSrc};
+use crate::pipeline::Options;
 use link::{Link, Prefix, ethertype};
 use sift_filter::Resolver;
 use sift_filter::ast::*;
@@ -99,7 +100,10 @@ pub fn dlt_from_linktype(linktype: u16) -> i32 {
     LinkType::new(linktype).dlt()
 }
 
-/// What the generator needs besides the expression.
+/// What the generator needs besides the expression, with the link type as a DLT number.
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline`], whose
+/// [`Options`] take a [`sift_wire::LinkType`].
 #[derive(Clone, Copy)]
 pub struct Context<'a> {
     /// The link type as a **DLT** number on Linux (`DLT_EN10MB` = 1, `DLT_RAW` = 12,
@@ -130,14 +134,41 @@ impl fmt::Debug for Context<'_> {
 
 type R<T> = Result<T, CompileError>;
 
+impl<'a> Context<'a> {
+    /// The pipeline's options for this context (unoptimized, libpcap's validation rules).
+    pub fn options(&self) -> Options<'a> {
+        // A DLT number that is no link type's (101 is LINKTYPE_RAW, not a Linux DLT) gets a
+        // number no link type has, which the generator refuses.
+        let link = LinkType::from_dlt(self.link_type).unwrap_or(LinkType::new(u16::MAX));
+        Options {
+            snaplen: self.snaplen,
+            netmask: self.netmask,
+            linux_ext: self.linux_ext,
+            optimize: false,
+            ..Options::new(link, self.resolver)
+        }
+    }
+}
+
 /// Generates the graph for `expr` (`None`: the empty filter, which accepts everything).
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline`] (whose
+/// [`generate`] is this with [`Options`]).
 pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileError> {
-    let link_type = LinkType::from_dlt(ctx.link_type).unwrap_or(LinkType::new(u16::MAX));
-    let link = Link::new(link_type)?;
+    generate(expr, &ctx.options())
+}
+
+/// Generates the unoptimized graph for `expr` (`None`: the empty filter, which accepts
+/// everything) with the link type, snapshot length, netmask, Linux extensions and resolver of
+/// `opts` (its `optimize` and `mode` are the pipeline's business).
+pub fn generate(expr: Option<&Expr>, opts: &Options<'_>) -> Result<Cfg, CompileError> {
+    let link = Link::new(opts.link)?;
     let mut g = Gen {
         b: Builder::new(),
         link,
-        ctx,
+        netmask: opts.netmask,
+        linux_ext: opts.linux_ext,
+        resolver: opts.resolver,
         label_depth: 0,
         vlan_depth: 0,
         hdr_reg: None,
@@ -148,16 +179,19 @@ pub fn compile(expr: Option<&Expr>, ctx: &Context<'_>) -> Result<Cfg, CompileErr
         outer: link,
     };
     match expr {
-        None => Ok(g.b.accept_all(ctx.snaplen)),
+        None => Ok(g.b.accept_all(opts.snaplen)),
         Some(e) => {
             let p = g.expr(e)?;
             let p = g.vloffsets(p)?;
-            Ok(g.b.finish(p, ctx.snaplen))
+            Ok(g.b.finish(p, opts.snaplen))
         }
     }
 }
 
 /// Parses `src` (checking names with the context's resolver), generates and emits it.
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline::compile`] (which
+/// also validates).
 pub fn compile_str(src: &str, ctx: &Context<'_>) -> Result<Program, CompileError> {
     let expr = sift_filter::parse_with(src, ctx.resolver)?;
     let cfg = compile(expr.as_ref(), ctx)?;
@@ -226,7 +260,12 @@ struct Gen<'a> {
     /// The link-layer model; `vlan`, `mpls` and `pppoes` move its offsets for what follows,
     /// as in gencode.
     link: Link,
-    ctx: &'a Context<'a>,
+    /// The IPv4 netmask (for `ip broadcast`), `None` when not known.
+    netmask: Option<u32>,
+    /// Whether Linux ancillary loads may be used (a live Linux capture).
+    linux_ext: bool,
+    /// Resolves host, network, service, protocol and ether names.
+    resolver: &'a dyn Resolver,
     /// MPLS labels matched so far (gencode's `label_stack_depth`).
     label_depth: u32,
     /// VLAN tags matched so far (gencode's `vlan_stack_depth`).
@@ -1305,7 +1344,7 @@ impl Gen<'_> {
                         self.b.relation(Cmp::Ne, v, zero)
                     }
                     // A live Linux capture: the packet type from the socket's metadata.
-                    _ if self.ctx.linux_ext => {
+                    _ if self.linux_ext => {
                         self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_PKTTYPE, Size::H, 4)
                     }
                     _ => {
@@ -1324,7 +1363,7 @@ impl Gen<'_> {
             }
             Primitive::Ifindex(n) => match self.link.kind {
                 link::Kind::Sll2 => Ok(self.eq(Base::LinkHdr, 4, Size::W, *n)),
-                _ if self.ctx.linux_ext => {
+                _ if self.linux_ext => {
                     Ok(self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_IFINDEX, Size::W, *n))
                 }
                 _ => Err(CompileError::new(
@@ -1559,7 +1598,7 @@ impl Gen<'_> {
             return Err(vlan_error(self.link.link_type));
         }
         // Only the capture's own outermost header can have its tag in the metadata.
-        if self.ctx.linux_ext
+        if self.linux_ext
             && self.vlan_depth == 0
             && self.link.link_type == LinkType::EN10MB
             && self.link.tunnel.is_none()
@@ -1725,7 +1764,7 @@ impl Gen<'_> {
                 self.mac_host([0xff; 6], Dir::Dst)
             }
             Some(Proto::Ip) => {
-                let Some(netmask) = self.ctx.netmask else {
+                let Some(netmask) = self.netmask else {
                     return Err(CompileError::new(K::NetmaskUnknown, None));
                 };
                 let b0 = self.linktype(ethertype::IP)?;
@@ -1986,7 +2025,7 @@ impl Gen<'_> {
                 None,
             ));
         }
-        self.ctx.resolver.protocol(s).map(u32::from).ok_or_else(|| {
+        self.resolver.protocol(s).map(u32::from).ok_or_else(|| {
             CompileError::new(K::NameUnknown { what: NameKind::IpProto, name: s.into() }, None)
         })
     }
@@ -2066,7 +2105,7 @@ impl Gen<'_> {
     }
 
     fn host_name(&mut self, proto: Option<Proto>, dir: Dir, is_net: bool, s: &str) -> R<Pred> {
-        let resolver = self.ctx.resolver;
+        let resolver = self.resolver;
         if is_net {
             let Some(mut v) = resolver.network(s) else {
                 return Err(CompileError::new(
@@ -2130,7 +2169,7 @@ impl Gen<'_> {
     /// gencode's `gateway NAME`: the MAC address of `NAME` in either direction, and none of
     /// its IPv4 addresses.
     fn gateway(&mut self, proto: Option<Proto>, has_dir: bool, s: &str) -> R<Pred> {
-        let resolver = self.ctx.resolver;
+        let resolver = self.resolver;
         let Some(mac) = resolver.ether(s) else {
             return Err(CompileError::new(
                 K::NameUnknown { what: NameKind::GatewayEther, name: s.into() },
@@ -2513,7 +2552,7 @@ impl Gen<'_> {
         if let Some(n) = parse_num(s) {
             return Ok((n, qual));
         }
-        let Some(svc) = self.ctx.resolver.service(s) else {
+        let Some(svc) = self.resolver.service(s) else {
             return Err(CompileError::new(
                 K::NameUnknown { what: NameKind::Port, name: s.into() },
                 None,

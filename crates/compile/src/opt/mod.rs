@@ -175,6 +175,9 @@ pub fn rejects_all(cfg: &Cfg) -> bool {
 /// it when `optimize` is set, and emits the program: what `pcap_compile` does. When
 /// optimizing proves that no packet can be accepted the answer is libpcap's error
 /// "expression rejects all packets" (without optimization the same filter compiles).
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline::compile`], which
+/// takes a `sift_wire::LinkType` and also validates.
 pub fn compile_program(
     src: &str,
     ctx: &Context<'_>,
