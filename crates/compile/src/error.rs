@@ -391,6 +391,8 @@ pub enum Need {
     Tunnel,
     /// Comparing two packet fields.
     FieldComparison,
+    /// Reading a field further into the packet than the target addresses.
+    FarOffset,
     /// libpcap's `byte N & V` / `byte N | V`, which test an unloaded accumulator.
     Accumulator,
     /// Reading the socket's metadata (Linux ancillary data).
@@ -408,9 +410,8 @@ impl Need {
             Need::RuntimeOffset => "reach a field at an offset computed at run time",
             Need::Loop => "follow `protochain`",
             Need::Tunnel => "follow `geneve`/`vxlan`",
-            Need::FieldComparison => {
-                "compare two packet fields wider than or split across its 16-bit words"
-            }
+            Need::FieldComparison => "compare two packet fields",
+            Need::FarOffset => "reach that far",
             Need::Accumulator => "test `byte N & V` or `byte N | V`",
             Need::Metadata => "read the socket's metadata",
         }

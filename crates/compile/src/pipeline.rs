@@ -20,7 +20,7 @@
 //!
 //! The stages stay public for tests and tools that need one of them: [`generate`] (AST →
 //! CFG), [`graph`] (text → optimized CFG, without the rejects-all check), [`finish`] (CFG →
-//! validated program), and below them [`crate::r#gen`], [`crate::opt`], [`crate::emit`].
+//! validated program), and below them the generator (module `gen`), [`crate::opt`], [`crate::emit`].
 //!
 //! ```
 //! use sift_compile::pipeline::{self, Options};

@@ -5,8 +5,8 @@
 
 use super::*;
 
-impl Gen<'_> {
-    pub(super) fn id(&mut self, q: &Quals, id: &Id) -> R<Pred> {
+impl<T: Target> Gen<'_, T> {
+    pub(super) fn id(&mut self, q: &Quals, id: &Id) -> R<T::Pred> {
         let proto = q.proto.map(|p| p.0);
         let dir = q.dir.map_or(Dir::SrcOrDst, |d| d.0);
         let ty = q.ty.map(|t| t.0);
@@ -78,7 +78,7 @@ impl Gen<'_> {
                         ));
                     }
                 };
-                self.protochain(v, proto)
+                T::extension(self, Extension::Protochain { v, proto })
             }
             Some(QualType::Gateway) => match id {
                 Id::Name(s) => self.gateway(proto, q.dir.is_some(), s),
@@ -96,7 +96,7 @@ impl Gen<'_> {
         dir: Dir,
         ty: Option<QualType>,
         id: &Id,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         let is_net = ty == Some(QualType::Net);
         let link = proto.is_some_and(Proto::is_link);
         match id {
@@ -170,7 +170,7 @@ impl Gen<'_> {
         dir: Dir,
         is_net: bool,
         s: &str,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         let resolver = self.resolver;
         if is_net {
             let Some(mut v) = resolver.network(s) else {
@@ -208,7 +208,7 @@ impl Gen<'_> {
             tproto = Some(Proto::Ip);
             tproto6 = Some(Proto::Ip6);
         }
-        let mut acc: Option<Pred> = None;
+        let mut acc: Option<T::Pred> = None;
         for addr in resolver.host(s) {
             let tmp = match addr {
                 IpAddr::V4(a) => {
@@ -225,7 +225,7 @@ impl Gen<'_> {
                 }
             };
             acc = Some(match acc {
-                Some(b) => self.b.or(b, tmp),
+                Some(b) => self.or(b, tmp),
                 None => tmp,
             });
         }
@@ -240,15 +240,15 @@ impl Gen<'_> {
         proto: Option<Proto>,
         dir: Dir,
         is_net: bool,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         match proto {
             None if self.label_depth > 0 => self.host(addr, mask, Some(Proto::Ip), dir, is_net),
             None => {
                 let b0 = self.host(addr, mask, Some(Proto::Ip), dir, is_net)?;
                 let b1 = self.host(addr, mask, Some(Proto::Arp), dir, is_net)?;
-                let b1 = self.b.or(b0, b1);
+                let b1 = self.or(b0, b1);
                 let b0 = self.host(addr, mask, Some(Proto::Rarp), dir, is_net)?;
-                Ok(self.b.or(b1, b0))
+                Ok(self.or(b1, b0))
             }
             Some(Proto::Ip) => self.hostop(addr, mask, dir, ethertype::IP, 12, 16),
             Some(Proto::Arp) => self.hostop(addr, mask, dir, ethertype::ARP, 14, 24),
@@ -270,18 +270,18 @@ impl Gen<'_> {
         ll: u32,
         src: u32,
         dst: u32,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         match dir {
             Dir::Src | Dir::Dst => {
                 let off = if dir == Dir::Src { src } else { dst };
                 let b0 = self.linktype(ll)?;
-                let b1 = self.cmp(Base::Net, off, Size::W, Cmp::Eq, addr, mask);
-                Ok(self.b.and(b0, b1))
+                let b1 = self.cmp(Base::Net, off, Size::W, Cmp::Eq, addr, mask)?;
+                Ok(self.and(b0, b1))
             }
             _ => {
                 let b0 = self.hostop(addr, mask, Dir::Src, ll, src, dst)?;
                 let b1 = self.hostop(addr, mask, Dir::Dst, ll, src, dst)?;
-                Ok(if dir == Dir::SrcAndDst { self.b.and(b0, b1) } else { self.b.or(b0, b1) })
+                Ok(if dir == Dir::SrcAndDst { self.and(b0, b1) } else { self.or(b0, b1) })
             }
         }
     }
@@ -294,7 +294,7 @@ impl Gen<'_> {
         proto: Option<Proto>,
         dir: Dir,
         is_net: bool,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         match proto {
             None | Some(Proto::Ip6) => {
                 let bits = u128::from(addr);
@@ -323,13 +323,13 @@ impl Gen<'_> {
         dir: Dir,
         src: u32,
         dst: u32,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         match dir {
             Dir::Src | Dir::Dst => {
                 let off = if dir == Dir::Src { src } else { dst };
                 let word = |x: u128, i: u32| (x >> (96 - 32 * i)) as u32;
                 let mut b1 =
-                    self.cmp(Base::Net, off + 12, Size::W, Cmp::Eq, word(addr, 3), word(mask, 3));
+                    self.cmp(Base::Net, off + 12, Size::W, Cmp::Eq, word(addr, 3), word(mask, 3))?;
                 for i in (0..3).rev() {
                     let b0 = self.cmp(
                         Base::Net,
@@ -338,31 +338,31 @@ impl Gen<'_> {
                         Cmp::Eq,
                         word(addr, i),
                         word(mask, i),
-                    );
-                    b1 = self.b.and(b0, b1);
+                    )?;
+                    b1 = self.and(b0, b1);
                 }
                 let b0 = self.linktype(ethertype::IPV6)?;
-                Ok(self.b.and(b0, b1))
+                Ok(self.and(b0, b1))
             }
             _ => {
                 let b0 = self.hostop6(addr, mask, Dir::Src, src, dst)?;
                 let b1 = self.hostop6(addr, mask, Dir::Dst, src, dst)?;
-                Ok(if dir == Dir::SrcAndDst { self.b.and(b0, b1) } else { self.b.or(b0, b1) })
+                Ok(if dir == Dir::SrcAndDst { self.and(b0, b1) } else { self.or(b0, b1) })
             }
         }
     }
 
     /// A MAC address in direction `dir`: 802.11's address rules or Ethernet's.
-    pub(super) fn mac_host(&mut self, mac: [u8; 6], dir: Dir) -> R<Pred> {
+    pub(super) fn mac_host(&mut self, mac: [u8; 6], dir: Dir) -> R<T::Pred> {
         if self.link.kind == link::Kind::Wlan {
             self.wlanhostop(mac, dir)
         } else {
-            Ok(self.ehostop(mac, dir))
+            self.ehostop(mac, dir)
         }
     }
 
     /// gencode's `gen_ehostop` for Ethernet.
-    pub(super) fn ehostop(&mut self, mac: [u8; 6], dir: Dir) -> Pred {
+    pub(super) fn ehostop(&mut self, mac: [u8; 6], dir: Dir) -> R<T::Pred> {
         match dir {
             Dir::Src => {
                 let (src, _) = self.link.mac.unwrap_or((6, 0));
@@ -373,45 +373,46 @@ impl Gen<'_> {
                 self.bcmp(Base::LinkHdr, dst, &mac)
             }
             _ => {
-                let b0 = self.ehostop(mac, Dir::Src);
-                let b1 = self.ehostop(mac, Dir::Dst);
-                if dir == Dir::SrcAndDst { self.b.and(b0, b1) } else { self.b.or(b0, b1) }
+                let b0 = self.ehostop(mac, Dir::Src)?;
+                let b1 = self.ehostop(mac, Dir::Dst)?;
+                Ok(if dir == Dir::SrcAndDst { self.and(b0, b1) } else { self.or(b0, b1) })
             }
         }
     }
 
     /// gencode's `gen_bcmp` over the link header: words from the end, then a half word.
-    pub(super) fn bcmp(&mut self, base: Base, off: u32, bytes: &[u8]) -> Pred {
+    pub(super) fn bcmp(&mut self, base: Base, off: u32, bytes: &[u8]) -> R<T::Pred> {
         let mut size = bytes.len();
-        let mut acc: Option<Pred> = None;
-        let mut push = |g: &mut Self, p: Pred| {
+        let mut acc: Option<T::Pred> = None;
+        let mut push = |g: &mut Self, p: T::Pred| {
             acc = Some(match acc.take() {
-                Some(b) => g.b.and(b, p),
+                Some(b) => g.and(b, p),
                 None => p,
             });
         };
         while size >= 4 {
             let w = u32::from_be_bytes(bytes[size - 4..size].try_into().expect("4 bytes"));
-            let p = self.eq(base, off + size as u32 - 4, Size::W, w);
+            let p = self.eq(base, off + size as u32 - 4, Size::W, w)?;
             push(self, p);
             size -= 4;
         }
         while size >= 2 {
             let h = u32::from(u16::from_be_bytes([bytes[size - 2], bytes[size - 1]]));
-            let p = self.eq(base, off + size as u32 - 2, Size::H, h);
+            let p = self.eq(base, off + size as u32 - 2, Size::H, h)?;
             push(self, p);
             size -= 2;
         }
         if size > 0 {
-            let p = self.eq(base, off, Size::B, u32::from(bytes[0]));
+            let p = self.eq(base, off, Size::B, u32::from(bytes[0]))?;
             push(self, p);
         }
-        acc.expect("non-empty comparison")
+        // (Every caller compares at least one byte.)
+        Ok(acc.unwrap_or_else(|| self.t.always()))
     }
 
     /// gencode's `gateway NAME`: the MAC address of `NAME` in either direction, and none of
     /// its IPv4 addresses.
-    pub(super) fn gateway(&mut self, proto: Option<Proto>, has_dir: bool, s: &str) -> R<Pred> {
+    pub(super) fn gateway(&mut self, proto: Option<Proto>, has_dir: bool, s: &str) -> R<T::Pred> {
         let resolver = self.resolver;
         let Some(mac) = resolver.ether(s) else {
             return Err(CompileError::new(
@@ -458,32 +459,33 @@ impl Gen<'_> {
             _ if self.label_depth > 0 => &[(ethertype::IP, 12, 16)],
             _ => &[(ethertype::IP, 12, 16), (ethertype::ARP, 14, 24), (ethertype::REVARP, 14, 24)],
         };
-        let mut acc: Option<Pred> = None;
+        let mut acc: Option<T::Pred> = None;
         for &(ll, src, dst) in protos {
             let lt = self.linktype(ll)?;
-            let mut m: Option<Pred> = None;
+            let mut m: Option<T::Pred> = None;
             for &a in &v4 {
-                let s1 = self.eq(Base::Net, src, Size::W, a);
-                let d1 = self.eq(Base::Net, dst, Size::W, a);
-                let sd = self.b.or(s1, d1);
+                let s1 = self.eq(Base::Net, src, Size::W, a)?;
+                let d1 = self.eq(Base::Net, dst, Size::W, a)?;
+                let sd = self.or(s1, d1);
                 m = Some(match m {
-                    Some(b) => self.b.or(b, sd),
+                    Some(b) => self.or(b, sd),
                     None => sd,
                 });
             }
             let m = m.expect("at least one address");
-            let g = self.b.and(lt, !m);
+            let m = self.not(m);
+            let g = self.and(lt, m);
             acc = Some(match acc {
-                Some(b) => self.b.or(b, g),
+                Some(b) => self.or(b, g),
                 None => g,
             });
         }
         let acc = acc.expect("at least one protocol");
-        Ok(self.b.and(b0, acc))
+        Ok(self.and(b0, acc))
     }
 
     /// gencode's `gen_dnhostop`: a DECnet `area.node` address in the four header layouts.
-    pub(super) fn decnet_host(&mut self, id: &Id, dir: Dir) -> R<Pred> {
+    pub(super) fn decnet_host(&mut self, id: &Id, dir: Dir) -> R<T::Pred> {
         let addr = match id {
             Id::Num(n) => *n,
             Id::V4(s) => {
@@ -525,43 +527,39 @@ impl Gen<'_> {
         self.dnhostop(addr, dir)
     }
 
-    pub(super) fn dnhostop(&mut self, addr: u32, dir: Dir) -> R<Pred> {
+    pub(super) fn dnhostop(&mut self, addr: u32, dir: Dir) -> R<T::Pred> {
         let (sh, lh) = match dir {
             Dir::Dst => (1, 7),
             Dir::Src => (3, 15),
             _ => {
                 let b0 = self.dnhostop(addr, Dir::Src)?;
                 let b1 = self.dnhostop(addr, Dir::Dst)?;
-                return Ok(if dir == Dir::SrcAndDst {
-                    self.b.and(b0, b1)
-                } else {
-                    self.b.or(b0, b1)
-                });
+                return Ok(if dir == Dir::SrcAndDst { self.and(b0, b1) } else { self.or(b0, b1) });
             }
         };
         // Fields in DECnet's little-endian order, as gencode's ntohs() on this machine.
         let a = u32::from((addr as u16).swap_bytes());
         let b0 = self.linktype(ethertype::DECNET)?;
         // Long header with pad, long without, short with pad, short without.
-        let tmp = self.cmp(Base::Net, 2, Size::H, Cmp::Eq, 0x8106, 0xff07);
-        let b1 = self.eq(Base::Net, 2 + 1 + lh, Size::H, a);
-        let b1 = self.b.and(tmp, b1);
-        let tmp = self.cmp(Base::Net, 2, Size::B, Cmp::Eq, 0x06, 0x07);
-        let b2 = self.eq(Base::Net, 2 + lh, Size::H, a);
-        let b2 = self.b.and(tmp, b2);
-        let b1 = self.b.or(b2, b1);
-        let tmp = self.cmp(Base::Net, 2, Size::H, Cmp::Eq, 0x8102, 0xff07);
-        let b2 = self.eq(Base::Net, 2 + 1 + sh, Size::H, a);
-        let b2 = self.b.and(tmp, b2);
-        let b1 = self.b.or(b2, b1);
-        let tmp = self.cmp(Base::Net, 2, Size::B, Cmp::Eq, 0x02, 0x07);
-        let b2 = self.eq(Base::Net, 2 + sh, Size::H, a);
-        let b2 = self.b.and(tmp, b2);
-        let b1 = self.b.or(b2, b1);
-        Ok(self.b.and(b0, b1))
+        let tmp = self.cmp(Base::Net, 2, Size::H, Cmp::Eq, 0x8106, 0xff07)?;
+        let b1 = self.eq(Base::Net, 2 + 1 + lh, Size::H, a)?;
+        let b1 = self.and(tmp, b1);
+        let tmp = self.cmp(Base::Net, 2, Size::B, Cmp::Eq, 0x06, 0x07)?;
+        let b2 = self.eq(Base::Net, 2 + lh, Size::H, a)?;
+        let b2 = self.and(tmp, b2);
+        let b1 = self.or(b2, b1);
+        let tmp = self.cmp(Base::Net, 2, Size::H, Cmp::Eq, 0x8102, 0xff07)?;
+        let b2 = self.eq(Base::Net, 2 + 1 + sh, Size::H, a)?;
+        let b2 = self.and(tmp, b2);
+        let b1 = self.or(b2, b1);
+        let tmp = self.cmp(Base::Net, 2, Size::B, Cmp::Eq, 0x02, 0x07)?;
+        let b2 = self.eq(Base::Net, 2 + sh, Size::H, a)?;
+        let b2 = self.and(tmp, b2);
+        let b1 = self.or(b2, b1);
+        Ok(self.and(b0, b1))
     }
 
-    pub(super) fn broadcast(&mut self, proto: Option<Proto>) -> R<Pred> {
+    pub(super) fn broadcast(&mut self, proto: Option<Proto>) -> R<T::Pred> {
         match proto {
             p if p.is_none_or(Proto::is_link) => {
                 if !self.link.is_ether() {
@@ -581,16 +579,16 @@ impl Gen<'_> {
                 };
                 let b0 = self.linktype(ethertype::IP)?;
                 let hostmask = !netmask;
-                let b1 = self.cmp(Base::Net, 16, Size::W, Cmp::Eq, 0, hostmask);
-                let b2 = self.cmp(Base::Net, 16, Size::W, Cmp::Eq, hostmask, hostmask);
-                let b2 = self.b.or(b1, b2);
-                Ok(self.b.and(b0, b2))
+                let b1 = self.cmp(Base::Net, 16, Size::W, Cmp::Eq, 0, hostmask)?;
+                let b2 = self.cmp(Base::Net, 16, Size::W, Cmp::Eq, hostmask, hostmask)?;
+                let b2 = self.or(b1, b2);
+                Ok(self.and(b0, b2))
             }
             _ => Err(CompileError::new(Q::Broadcast, None)),
         }
     }
 
-    pub(super) fn multicast(&mut self, proto: Option<Proto>) -> R<Pred> {
+    pub(super) fn multicast(&mut self, proto: Option<Proto>) -> R<T::Pred> {
         match proto {
             p if p.is_none_or(Proto::is_link) => {
                 if !self.link.is_ether() {
@@ -604,20 +602,20 @@ impl Gen<'_> {
                 }
                 if self.link.kind == link::Kind::Wlan {
                     let mut f = |g: &mut Self, off: u32| g.lh_set(off, 1);
-                    return Ok(self.wlan_by_frame(&mut f, false));
+                    return self.wlan_by_frame(&mut f, false);
                 }
                 let (_, dst) = self.link.mac.unwrap_or((6, 0));
-                Ok(self.cmp(Base::LinkHdr, dst, Size::B, Cmp::Set, 1, u32::MAX))
+                self.cmp(Base::LinkHdr, dst, Size::B, Cmp::Set, 1, u32::MAX)
             }
             Some(Proto::Ip) => {
                 let b0 = self.linktype(ethertype::IP)?;
-                let b1 = self.cmp(Base::Net, 16, Size::B, Cmp::Ge, 224, u32::MAX);
-                Ok(self.b.and(b0, b1))
+                let b1 = self.cmp(Base::Net, 16, Size::B, Cmp::Ge, 224, u32::MAX)?;
+                Ok(self.and(b0, b1))
             }
             Some(Proto::Ip6) => {
                 let b0 = self.linktype(ethertype::IPV6)?;
-                let b1 = self.eq(Base::Net, 24, Size::B, 255);
-                Ok(self.b.and(b0, b1))
+                let b1 = self.eq(Base::Net, 24, Size::B, 255)?;
+                Ok(self.and(b0, b1))
             }
             _ => Err(CompileError::new(Q::Multicast, None)),
         }

@@ -1,10 +1,12 @@
-//! The link-layer model: where the link-layer type field and payload are, per link type, and
-//! how "the packet is protocol P" is tested (gencode's `init_linktype` and `gen_linktype`).
+//! The link-layer model: where the link-layer header, its type field, its payload and the
+//! network layer are, per link type, and which of those places are known only at run time
+//! (gencode's `init_linktype` and its `off_*` offsets). It is the only place that knows which
+//! link types the generator supports; their names and numbers are `sift_wire::LinkType`'s.
 
-use crate::build::{Builder, Cmp, Load, Pred};
-use crate::ir::{Size, Slot};
+use crate::ir::Slot;
 
-use super::{CompileError, R};
+use super::target::Loc;
+use super::{Base, CompileError, R};
 use sift_wire::LinkType;
 use sift_wire::ethertype as et;
 
@@ -96,32 +98,34 @@ pub(crate) enum Prefix {
     Ppi,
 }
 
-/// The link-layer model of one supported link type.
+/// The link-layer model of one supported link type, as the primitives seen so far left it
+/// (`vlan`, `mpls`, `pppoes` and tunnels move it on). Targets other than classic BPF read it
+/// through [`Link::resolve`].
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Link {
+pub struct Link {
     /// The link type the offsets describe (PPP after `pppoes`, EN10MB inside a tunnel).
-    pub link_type: LinkType,
+    pub(crate) link_type: LinkType,
     /// What kind of header.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// Offset of the link-layer header (`off_linkhdr`; moves after `pppoes`).
-    pub off_linkhdr: u32,
+    pub(crate) off_linkhdr: u32,
     /// Offset of the type field (`None`: the link type has none, gencode's `OFFSET_NOT_SET`).
-    pub off_linktype: Option<u32>,
+    pub(crate) off_linktype: Option<u32>,
     /// Offset of the link-layer payload (`off_linkpl`).
-    pub off_linkpl: u32,
+    pub(crate) off_linkpl: u32,
     /// Offset of the network layer in the payload (`off_nl`).
-    pub off_nl: u32,
+    pub(crate) off_nl: u32,
     /// Offset of the network layer in an 802.2 payload without SNAP (`off_nl_nosnap`).
-    pub off_nl_nosnap: u32,
+    pub(crate) off_nl_nosnap: u32,
     /// Offsets of the source and destination MAC addresses, for link types that have them.
-    pub mac: Option<(u32, u32)>,
+    pub(crate) mac: Option<(u32, u32)>,
     /// The variable-length header before the link-layer header, if any.
-    pub prefix: Prefix,
+    pub(crate) prefix: Prefix,
     /// Whether the link-layer payload starts at a run-time offset (`off_linkpl.is_variable`):
     /// payload-relative loads are `ldx M[r]; ld [x + k]`.
-    pub var_pl: bool,
+    pub(crate) var_pl: bool,
     /// Inside `vxlan`/`geneve`: the scratch words holding the inner offsets.
-    pub tunnel: Option<Tunnel>,
+    pub(crate) tunnel: Option<Tunnel>,
 }
 
 /// The scratch words holding run-time offsets of the frame later primitives look at
@@ -131,18 +135,18 @@ pub(crate) struct Link {
 pub(crate) struct Tunnel {
     /// The inner link-layer header (`None`: at its constant offset, as after `vlan` with
     /// Linux extensions, which moves only the type and payload).
-    pub hdr: Option<Slot>,
+    pub(crate) hdr: Option<Slot>,
     /// The inner link-layer type field (Geneve: its protocol type unless Ethernet).
-    pub lt: Slot,
+    pub(crate) lt: Slot,
     /// The inner link-layer payload.
-    pub pl: Slot,
+    pub(crate) pl: Slot,
     /// Geneve (whose link type is compared as is) rather than VXLAN.
-    pub geneve: bool,
+    pub(crate) geneve: bool,
 }
 
 impl Link {
     /// The model of `link_type`, or an error naming it when the generator does not support it.
-    pub fn new(link_type: LinkType) -> R<Link> {
+    pub(crate) fn new(link_type: LinkType) -> R<Link> {
         let l = |kind, off_linktype, off_linkpl| Link {
             link_type,
             off_linkhdr: 0,
@@ -222,93 +226,60 @@ impl Link {
     }
 
     /// Whether the generator has a model of `link_type`.
-    pub fn supports(link_type: LinkType) -> bool {
+    pub(crate) fn supports(link_type: LinkType) -> bool {
         Link::new(link_type).is_ok()
     }
 
     /// The offset of the network-layer header from the start of the packet.
-    pub fn nl(&self) -> u32 {
+    pub(crate) fn nl(&self) -> u32 {
         self.off_linkpl + self.off_nl
     }
 
     /// Whether the link layer has MAC addresses (Ethernet-like, or 802.11).
-    pub fn is_ether(&self) -> bool {
+    pub(crate) fn is_ether(&self) -> bool {
         self.mac.is_some() || self.kind == Kind::Wlan
     }
 
     /// Whether the link-layer header starts at a run-time offset (`off_linkhdr.is_variable`).
-    pub fn var_hdr(&self) -> bool {
+    pub(crate) fn var_hdr(&self) -> bool {
         self.prefix != Prefix::None
     }
 
-    /// gencode's `gen_linktype(ll_proto)`: "the link-layer payload is `ll_proto`".
-    pub fn linktype(&self, b: &mut Builder, ll_proto: u32) -> R<Pred> {
-        use ethertype::*;
-        let cmp_h = |b: &mut Builder, off: u32, v: u32| {
-            b.cmp(Load::Abs(Size::H, off), Cmp::Eq, v, u32::MAX)
-        };
-        Ok(match self.kind {
-            // libpcap 1.10 compares LINUX_SLL2's protocol field as is.
-            Kind::Sll2 => cmp_h(b, self.off_linktype.unwrap_or(0), ll_proto),
-            Kind::Ether | Kind::Sll => {
-                // The code generator handles 802.2/SNAP encapsulation before calling this.
-                if ll_proto <= ETHERMTU || matches!(ll_proto, ATALK | AARP) {
-                    return Err(CompileError::unsupported(
-                        format!(
-                            "link-layer protocol {ll_proto:#x} (LLC/SNAP encapsulation) on {}",
-                            self.link_type
-                        ),
-                        None,
-                    ));
-                }
-                cmp_h(b, self.off_linktype.unwrap_or(0), ll_proto)
+    /// The link type the model describes now (PPP after `pppoes`, Ethernet inside a tunnel).
+    pub fn link_type(&self) -> LinkType {
+        self.link_type
+    }
+
+    /// Where a field `off` bytes from `base` is when that place is a constant: `None` when
+    /// the base lies at an offset the program computes at run time (behind a variable-length
+    /// header, or inside a tunnel).
+    pub fn resolve(&self, base: Base, off: u32) -> Option<Loc> {
+        if base == Base::Packet {
+            return Some(Loc::Abs(off));
+        }
+        let header = matches!(base, Base::LinkHdr | Base::LinkType);
+        if self.tunnel.is_some() || (self.var_hdr() && header) || (self.var_pl && !header) {
+            return None;
+        }
+        let nl = self.nl();
+        Some(match base {
+            Base::Packet => Loc::Abs(off),
+            Base::LinkHdr => Loc::Abs(self.off_linkhdr.wrapping_add(off)),
+            Base::Net => Loc::Abs(nl.wrapping_add(off)),
+            Base::LinkType => Loc::Abs(self.off_linktype.unwrap_or(0).wrapping_add(off)),
+            Base::LinkPl => Loc::Abs(self.off_linkpl.wrapping_add(off)),
+            Base::NoSnap => {
+                Loc::Abs(self.off_linkpl.wrapping_add(self.off_nl_nosnap).wrapping_add(off))
             }
-            Kind::Raw => match ll_proto {
-                IP => b.cmp(Load::Abs(Size::B, 0), Cmp::Eq, 0x40, 0xf0),
-                IPV6 => b.cmp(Load::Abs(Size::B, 0), Cmp::Eq, 0x60, 0xf0),
-                _ => b.never(),
-            },
-            Kind::Ipv4 => {
-                if ll_proto == IP {
-                    b.always()
-                } else {
-                    b.never()
-                }
-            }
-            Kind::Ipv6 => {
-                if ll_proto == IPV6 {
-                    b.always()
-                } else {
-                    b.never()
-                }
-            }
-            Kind::Null | Kind::Loop => {
-                // AF_INET and Linux's AF_INET6; DLT_NULL holds it in (little-endian) host order.
-                let af = match ll_proto {
-                    IP => 2u32,
-                    IPV6 => 10,
-                    _ => return Ok(b.never()),
-                };
-                let v = if self.kind == Kind::Null { af.swap_bytes() } else { af };
-                b.cmp(Load::Abs(Size::W, 0), Cmp::Eq, v, u32::MAX)
-            }
-            Kind::Ppp => cmp_h(b, self.off_linktype.unwrap_or(2), ppp_type(ll_proto)),
-            Kind::Llc | Kind::Wlan | Kind::Pflog => {
-                // The code generator handles these link types before calling this.
-                return Err(CompileError::unsupported("LLC link-layer types here", None));
-            }
-            Kind::CHdlc => {
-                // Cisco's EtherType lookalike for OSI is 0xfefe.
-                let v = if ll_proto == llcsap::ISONS { 0xfefe } else { ll_proto };
-                cmp_h(b, self.off_linktype.unwrap_or(2), v)
-            }
+            Base::TranV4 => Loc::AfterIpv4 { hdr: nl, off: nl.wrapping_add(off) },
+            Base::TranV6 => Loc::Abs(nl.wrapping_add(40).wrapping_add(off)),
         })
     }
 }
 
 /// gencode's `ethertype_to_ppptype`: the PPP protocol number for an EtherType (or 802.2
 /// SAP) as libpcap uses them internally; others are compared as they are.
-pub fn ppp_type(ll_proto: u32) -> u32 {
+pub(crate) fn ppp_type(ll_proto: u32) -> u32 {
     use ethertype::*;
     match ll_proto {
         IP => 0x21,

@@ -1,23 +1,26 @@
-//! The code generator: pcap-filter syntax tree ([`sift_filter::ast`]) → IR ([`crate::ir::Cfg`]).
+//! The code generator: pcap-filter syntax tree ([`sift_filter::ast`]) → predicates for a
+//! target machine; for classic BPF, the IR ([`crate::ir::Cfg`]).
 //!
-//! **Why it exists.** This is libpcap's `gencode.c` for sift: each primitive becomes a
-//! [`Pred`] built with [`crate::build::Builder`] in the same order as gencode builds its
-//! blocks, so [`crate::emit::emit`] reproduces libpcap's *unoptimized* program (`tcpdump -O
-//! -d`) instruction for instruction for the supported subset, and returns the same value on
-//! every packet in any case.
+//! **Why it exists.** This is libpcap's `gencode.c` for sift, and the one place that says what
+//! each primitive means. [`Gen`] builds every primitive in terms of a [`Target`] (field tests,
+//! `and`/`or`/`not`, values for relations; [`target`](Target) says why), in the same order as
+//! gencode builds its blocks. For classic BPF ([`Bpf`], [`generate`]) the predicates are
+//! [`crate::build::Builder`] blocks, so [`crate::emit::emit`] reproduces libpcap's
+//! *unoptimized* program (`tcpdump -O -d`) instruction for instruction for the supported
+//! subset, and returns the same value on every packet in any case. `sift-cspf` is the other
+//! target: the same meanings, as CSPF predicate trees.
 //!
-//! **Link types** ([`Context::link_type`] is a **DLT** number as on Linux, what
-//! `pcap_open_dead` and the harness take, e.g. `DLT_RAW` = 12): EN10MB, RAW, IPV4, IPV6,
-//! LINUX_SLL, LINUX_SLL2, NULL, LOOP, ENC, PPP, PPP_SERIAL, PPP_PPPD, PPP_ETHER, C_HDLC, FDDI,
-//! IEEE802 (Token Ring), SLIP, PFLOG, IEEE802_11, IEEE802_11_RADIO (radiotap),
-//! IEEE802_11_RADIO_AVS, PRISM_HEADER, PPI, IP_OVER_FC, NETANALYZER, NETANALYZER_TRANSPARENT,
-//! DSA_TAG_BRCM and DSA_TAG_DSA ([`link_type_by_name`]). Others give "link type … is not
-//! supported by sift yet".
+//! **Link types** (a `sift_wire::LinkType`; the link model converts to libpcap's DLT
+//! numbering where it matters): EN10MB, RAW, IPV4, IPV6, LINUX_SLL, LINUX_SLL2, NULL, LOOP,
+//! ENC, PPP, PPP_SERIAL, PPP_PPPD, PPP_ETHER, C_HDLC, FDDI, IEEE802 (Token Ring), SLIP, PFLOG,
+//! IEEE802_11, IEEE802_11_RADIO (radiotap), IEEE802_11_RADIO_AVS, PRISM_HEADER, PPI,
+//! IP_OVER_FC, NETANALYZER, NETANALYZER_TRANSPARENT, DSA_TAG_BRCM and DSA_TAG_DSA ([`Link`]).
+//! Others give [`crate::CompileErrorKind::LinkTypeUnsupported`].
 //!
 //! **Variable offsets.** 802.11 headers, radio headers and pflog headers have run-time
 //! lengths. As in gencode (`off_linkhdr`/`off_linkpl` with `is_variable`), a load that needs
 //! such an offset reads it from a scratch word allocated on first use (`ldx M[r]; ld [x+k]`),
-//! and `Gen::vloffsets` puts the code computing the used words before the whole filter
+//! and `Gen::<Bpf>::vloffsets` puts the code computing the used words before the whole filter
 //! (gencode's `insert_compute_vloffsets`: radiotap/PPI little-endian length, AVS length,
 //! Prism-or-AVS, the 802.11 header length with QoS and radiotap padding, pflog's rounded
 //! length; PPI's DLT check). `vxlan`/`geneve` compute the inner frame's offsets into three
@@ -37,12 +40,12 @@
 //! `pppoed`/`pppoes` (the link layer becomes PPP), `geneve`/`vxlan [vni]`, 802.11 `type`/
 //! `subtype`/`dir`, pflog `on`/`ifname`/`rset`/`ruleset`/`rnr`/`srnr`/`reason`/`action`,
 //! `inbound`/`outbound` (Linux cooked, SLIP, pflog, pppd, DSA tags, or any link type with
-//! [`Context::linux_ext`]), `ifindex` (LINUX_SLL2, or with `linux_ext`), `llc
+//! Linux extensions), `ifindex` (LINUX_SLL2, or with Linux extensions), `llc
 //! [i|s|u|subtype]`, `iso`/`clnp`/`esis`/`isis` and the IS-IS PDU abbreviations, `iso|isis
 //! proto`, `decnet [src|dst] host`, `and`/`or`/`not` and the empty filter. Everything else
-//! (ATM and MTP primitives, ARCnet addresses, DECnet names) answers an error containing
-//! [`UNSUPPORTED`]. Tunnels nest, and `vlan`, `mpls` and `pppoes` work inside them, at the
-//! run-time offsets the tunnel computed. `vlan` with [`Context::linux_ext`] on Ethernet
+//! (ATM and MTP primitives, ARCnet addresses, DECnet names) answers
+//! [`crate::CompileErrorKind::Unsupported`]. Tunnels nest, and `vlan`, `mpls` and `pppoes` work inside them, at the
+//! run-time offsets the tunnel computed. `vlan` with Linux extensions on Ethernet
 //! follows libpcap 1.11's `gen_vlan_bpf_extensions` (the tag from the socket metadata or from
 //! the packet).
 //!
@@ -61,13 +64,14 @@
 //! recursion over `not`, parentheses and arithmetic is bounded by the parser's
 //! [`sift_filter::MAX_DEPTH`].
 //!
-//! **Modules**, one per seam of gencode: `link` (the link-layer model: offsets per link type),
-//! `linklayer` (link-layer protocol tests, LLC/SNAP, `llc`), `proto` (network and transport
-//! protocols), `hosts` (addresses, `gateway`, DECnet, `broadcast`/`multicast`), `ports`,
-//! `wlan` (802.11 and pflog headers), `encap` (`vlan`, `mpls`, `pppoes`, `geneve`/`vxlan`),
-//! `protochain`, `arith` (relations and `proto[i:n]`), `bpf` (field loads at constant and
-//! run-time offsets), `varhdr` (the code computing variable header lengths), `legacy` (the
-//! entry points from before [`crate::pipeline`]).
+//! **Modules**, one per seam of gencode: `target` (what the generator asks of a machine),
+//! `link` (the link-layer model: offsets per link type), `linklayer` (link-layer protocol
+//! tests, LLC/SNAP, `llc`), `proto` (network and transport protocols), `hosts` (addresses,
+//! `gateway`, DECnet, `broadcast`/`multicast`), `ports`, `wlan` (802.11 and pflog headers),
+//! `encap` (`vlan`, `mpls`, `pppoes`, `geneve`/`vxlan`), `protochain`, `arith` (relations and
+//! `proto[i:n]`), `bpf` (the classic BPF target: field loads at constant and run-time
+//! offsets), `varhdr` (the code computing variable header lengths), `legacy` (the entry points
+//! from before [`crate::pipeline`]).
 
 mod arith;
 mod bpf;
@@ -79,19 +83,22 @@ mod linklayer;
 mod ports;
 mod proto;
 mod protochain;
+mod target;
 mod varhdr;
 mod wlan;
 
+pub use bpf::{Bpf, generate};
 pub use legacy::{Context, compile, compile_str, dlt_from_linktype, link_type_by_name};
+pub use link::Link;
+pub use target::{Extension, Field, Loc, Target};
 
-use crate::build::{BuildError, Builder, Cmp, Load, Pred, Value};
+use crate::build::Cmp;
 use crate::error::{
-    AddressKind, ArithError, CompileError, CompileErrorKind as K, LinkFeature, MplsConflict,
-    NameKind, QualifierError as Q, Quantity, Resource,
+    AddressKind, CompileError, CompileErrorKind as K, LinkFeature, MplsConflict, NameKind,
+    QualifierError as Q, Quantity, Resource,
 };
-use crate::ir::{AluOp, Cfg, JmpOp, Operand, Size, Slot, Src, Stmt, XSrc};
-use crate::pipeline::Options;
-use link::{Link, Prefix, ethertype};
+use crate::ir::Size;
+use link::{Prefix, ethertype};
 use sift_filter::Resolver;
 use sift_filter::ast::*;
 use sift_wire::LinkType;
@@ -99,40 +106,13 @@ use std::net::{IpAddr, Ipv6Addr};
 
 type R<T> = Result<T, CompileError>;
 
-/// Generates the unoptimized graph for `expr` (`None`: the empty filter, which accepts
-/// everything) with the link type, snapshot length, netmask, Linux extensions and resolver of
-/// `opts` (its `optimize` and `mode` are the pipeline's business).
-pub fn generate(expr: Option<&Expr>, opts: &Options<'_>) -> Result<Cfg, CompileError> {
-    let link = Link::new(opts.link)?;
-    let mut g = Gen {
-        b: Builder::new(),
-        link,
-        netmask: opts.netmask,
-        linux_ext: opts.linux_ext,
-        resolver: opts.resolver,
-        label_depth: 0,
-        vlan_depth: 0,
-        hdr_reg: None,
-        pl_reg: None,
-        reg_error: false,
-        walks: 0,
-        vlan_words: None,
-        outer: link,
-    };
-    match expr {
-        None => Ok(g.b.accept_all(opts.snaplen)),
-        Some(e) => {
-            let p = g.expr(e)?;
-            let p = g.vloffsets(p)?;
-            Ok(g.b.finish(p, opts.snaplen))
-        }
-    }
-}
-
-/// Where a value is compared (gencode's `OR_*` offset bases, constant-offset link types only).
-#[derive(Clone, Copy)]
-enum Base {
-    /// From the start of the packet (`OR_LINKHDR`).
+/// Where a field's offset counts from (gencode's `OR_*` offset bases); the link-layer model
+/// ([`Link`]) turns a base into a place in the packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// From the start of the packet, whatever precedes the link-layer header (`OR_PACKET`).
+    Packet,
+    /// From the link-layer header (`OR_LINKHDR`).
     LinkHdr,
     /// From the network-layer header (`OR_LINKPL` + `off_nl`).
     Net,
@@ -186,8 +166,14 @@ pub const PROTOCHAIN_WALKS: u32 = 8;
 /// gencode's `PROTO_UNDEF`: a port on TCP, UDP or SCTP.
 const PROTO_UNDEF: Option<u32> = None;
 
-struct Gen<'a> {
-    b: Builder,
+/// The generator: the meaning of every primitive, for any [`Target`].
+///
+/// Holds what gencode keeps in its compiler state besides the code: the link-layer model
+/// (which `vlan`, `mpls`, `pppoes` and tunnels move for what follows), the MPLS and VLAN depth,
+/// the netmask, whether Linux extensions may be used, and the name resolver.
+pub struct Gen<'a, T: Target> {
+    /// The target machine.
+    t: T,
     /// The link-layer model; `vlan`, `mpls` and `pppoes` move its offsets for what follows,
     /// as in gencode.
     link: Link,
@@ -201,21 +187,6 @@ struct Gen<'a> {
     label_depth: u32,
     /// VLAN tags matched so far (gencode's `vlan_stack_depth`).
     vlan_depth: u32,
-    /// The scratch word holding the link-layer header's offset, once a load needed it
-    /// (gencode's `off_linkhdr.reg`; variable-length radio headers only).
-    hdr_reg: Option<Slot>,
-    /// The scratch word holding the link-layer payload's offset, once a load needed it
-    /// (gencode's `off_linkpl.reg`; 802.11 and pflog).
-    pl_reg: Option<Slot>,
-    /// Whether allocating one of those words failed (reported when the expression is done).
-    reg_error: bool,
-    /// Unrolled `protochain` walks generated so far.
-    walks: u32,
-    /// The payload and type offset words of `vlan` with Linux extensions (zeroed first).
-    vlan_words: Option<(Slot, Slot)>,
-    /// The capture's own link layer (what the offsets computed first are about, even after
-    /// `vxlan`/`geneve` moved `link` into the tunnel).
-    outer: Link,
 }
 
 fn size_of(n: u8) -> Size {
@@ -226,31 +197,56 @@ fn size_of(n: u8) -> Size {
     }
 }
 
-impl Gen<'_> {
-    /// gencode's `gen_ncmp`/`gen_mcmp`/`gen_cmp`.
-    fn cmp(&mut self, base: Base, off: u32, size: Size, cmp: Cmp, v: u32, mask: u32) -> Pred {
-        let load = self.load(base, off, size);
-        self.b.cmp(load, cmp, v, mask)
+impl<'a, T: Target> Gen<'a, T> {
+    /// A generator for `target` on `link` (an error when the link-layer model does not
+    /// support it), with the netmask for `ip broadcast`, whether Linux ancillary loads may be
+    /// used, and a name resolver.
+    pub fn new(
+        target: T,
+        link: LinkType,
+        netmask: Option<u32>,
+        linux_ext: bool,
+        resolver: &'a dyn Resolver,
+    ) -> R<Gen<'a, T>> {
+        Ok(Gen {
+            t: target,
+            link: Link::new(link)?,
+            netmask,
+            linux_ext,
+            resolver,
+            label_depth: 0,
+            vlan_depth: 0,
+        })
     }
 
-    fn eq(&mut self, base: Base, off: u32, size: Size, v: u32) -> Pred {
-        self.cmp(base, off, size, Cmp::Eq, v, u32::MAX)
+    /// The target.
+    pub fn target(&self) -> &T {
+        &self.t
     }
 
-    fn expr(&mut self, e: &Expr) -> R<Pred> {
+    /// The target, to take what it built.
+    pub fn into_target(self) -> T {
+        self.t
+    }
+
+    /// The predicate for `e`.
+    pub fn expr(&mut self, e: &Expr) -> R<T::Pred> {
         match &e.kind {
             ExprKind::Chain { first, rest } => {
                 let mut acc = self.expr(first)?;
                 for (op, _, e) in rest {
                     let p = self.expr(e)?;
                     acc = match op {
-                        BoolOp::And => self.b.and(acc, p),
-                        BoolOp::Or => self.b.or(acc, p),
+                        BoolOp::And => self.t.and(acc, p),
+                        BoolOp::Or => self.t.or(acc, p),
                     };
                 }
                 Ok(acc)
             }
-            ExprKind::Not(e) => Ok(!self.expr(e)?),
+            ExprKind::Not(e) => {
+                let p = self.expr(e)?;
+                Ok(self.t.not(p))
+            }
             ExprKind::Prim(p) => self.prim(p).map_err(|err| err.at(e.span)),
             ExprKind::Rel { op, lhs, rhs } => {
                 let a = self.arith(lhs)?;
@@ -263,18 +259,39 @@ impl Gen<'_> {
                     RelOp::Lt => Cmp::Lt,
                     RelOp::Ne => Cmp::Ne,
                 };
-                Ok(self.b.relation(cmp, a, c))
+                self.t.relation(cmp, a, c).map_err(|err| err.at(e.span))
             }
         }
     }
 
-    fn prim(&mut self, p: &Primitive) -> R<Pred> {
+    /// gencode's `gen_ncmp`/`gen_mcmp`/`gen_cmp`: `(field & mask) cmp v`.
+    fn cmp(&mut self, base: Base, off: u32, size: Size, cmp: Cmp, v: u32, mask: u32) -> R<T::Pred> {
+        self.t.test(&self.link, Field { base, off, size }, cmp, v, mask)
+    }
+
+    fn eq(&mut self, base: Base, off: u32, size: Size, v: u32) -> R<T::Pred> {
+        self.cmp(base, off, size, Cmp::Eq, v, u32::MAX)
+    }
+
+    fn and(&mut self, p: T::Pred, q: T::Pred) -> T::Pred {
+        self.t.and(p, q)
+    }
+
+    fn or(&mut self, p: T::Pred, q: T::Pred) -> T::Pred {
+        self.t.or(p, q)
+    }
+
+    fn not(&mut self, p: T::Pred) -> T::Pred {
+        self.t.not(p)
+    }
+
+    fn prim(&mut self, p: &Primitive) -> R<T::Pred> {
         match p {
             Primitive::Proto(p) => self.abbrev(*p),
             Primitive::Id { quals, id, id_span } => self.id(quals, id).map_err(|e| e.at(*id_span)),
-            Primitive::Less(n) => Ok(self.b.cmp(Load::Len, Cmp::Le, *n, u32::MAX)),
-            Primitive::Greater(n) => Ok(self.b.cmp(Load::Len, Cmp::Ge, *n, u32::MAX)),
-            Primitive::Byte { index, op, value } => Ok(self.byte(*index, *op, *value)),
+            Primitive::Less(n) => self.t.len_test(Cmp::Le, *n),
+            Primitive::Greater(n) => self.t.len_test(Cmp::Ge, *n),
+            Primitive::Byte { index, op, value } => self.byte(*index, *op, *value),
             Primitive::Broadcast(proto) => self.broadcast(*proto),
             Primitive::Multicast(proto) => self.multicast(*proto),
             Primitive::Vlan(id) => self.vlan(*id),
@@ -295,33 +312,34 @@ impl Gen<'_> {
                     (_, true) => (0, 0x40),
                     (_, false) => (0x40, 0xc0),
                 };
-                Ok(self.cmp(Base::LinkHdr, 12, Size::B, Cmp::Eq, v, mask))
+                self.cmp(Base::LinkHdr, 12, Size::B, Cmp::Eq, v, mask)
             }
             Primitive::Inbound | Primitive::Outbound => {
                 let outbound = match self.link.kind {
-                    link::Kind::Sll => self.eq(Base::LinkHdr, 0, Size::H, 4),
-                    link::Kind::Sll2 => self.eq(Base::LinkHdr, 10, Size::B, 4),
+                    link::Kind::Sll => self.eq(Base::LinkHdr, 0, Size::H, 4)?,
+                    link::Kind::Sll2 => self.eq(Base::LinkHdr, 10, Size::B, 4)?,
                     link::Kind::Ppp if self.link.link_type == LinkType::PPP_PPPD => {
                         // The pppd direction byte: PPP_PPPD_IN 0, PPP_PPPD_OUT 1.
                         let v = if matches!(p, Primitive::Inbound) { 0 } else { 1 };
-                        return Ok(self.eq(Base::LinkHdr, 0, Size::B, v));
+                        return self.eq(Base::LinkHdr, 0, Size::B, v);
                     }
                     link::Kind::Pflog => {
                         // The pflog direction byte: PF_IN 1, PF_OUT 2.
                         let v = if matches!(p, Primitive::Inbound) { 1 } else { 2 };
-                        return Ok(self.eq(Base::LinkHdr, 60, Size::B, v));
+                        return self.eq(Base::LinkHdr, 60, Size::B, v);
                     }
                     link::Kind::Raw if self.link.link_type == LinkType::SLIP => {
                         // `link[0] != 0` (SLIPDIR_IN is 0), through the arithmetic helpers.
                         // gencode's C arguments are evaluated right to left (scratch words).
-                        let zero = self.b.imm(0)?;
-                        let idx = self.b.imm(0)?;
-                        let v = self.b.load(idx, &[], self.link.off_linkhdr, Size::B, None)?;
-                        self.b.relation(Cmp::Ne, v, zero)
+                        let zero = self.t.imm(0)?;
+                        let idx = self.t.imm(0)?;
+                        let at = Loc::Abs(self.link.off_linkhdr);
+                        let v = self.t.load(idx, at, Size::B, None)?;
+                        self.t.relation(Cmp::Ne, v, zero)?
                     }
                     // A live Linux capture: the packet type from the socket's metadata.
                     _ if self.linux_ext => {
-                        self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_PKTTYPE, Size::H, 4)
+                        self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_PKTTYPE, Size::H, 4)?
                     }
                     _ => {
                         // libpcap 1.11's wording (1.10 emits the ancillary load anyway).
@@ -335,20 +353,24 @@ impl Gen<'_> {
                         ));
                     }
                 };
-                Ok(if matches!(p, Primitive::Inbound) { !outbound } else { outbound })
+                Ok(if matches!(p, Primitive::Inbound) { self.not(outbound) } else { outbound })
             }
             Primitive::Ifindex(n) => match self.link.kind {
-                link::Kind::Sll2 => Ok(self.eq(Base::LinkHdr, 4, Size::W, *n)),
+                link::Kind::Sll2 => self.eq(Base::LinkHdr, 4, Size::W, *n),
                 _ if self.linux_ext => {
-                    Ok(self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_IFINDEX, Size::W, *n))
+                    self.eq(Base::LinkHdr, SKF_AD_OFF + SKF_AD_IFINDEX, Size::W, *n)
                 }
                 _ => Err(CompileError::new(
                     K::NotOnLinkType { what: LinkFeature::Ifindex, link: self.link.link_type },
                     None,
                 )),
             },
-            Primitive::Geneve(vni) => self.tunnel(true, *vni),
-            Primitive::Vxlan(vni) => self.tunnel(false, *vni),
+            Primitive::Geneve(vni) => {
+                T::extension(self, Extension::Tunnel { geneve: true, vni: *vni })
+            }
+            Primitive::Vxlan(vni) => {
+                T::extension(self, Extension::Tunnel { geneve: false, vni: *vni })
+            }
             Primitive::Llc(kind) => self.llc(kind.as_deref()),
             Primitive::PfIfname(name) => self.pf_name(name, 4, "ifname", "interface"),
             Primitive::PfRuleset(name) => self.pf_name(name, 20, "ruleset", "ruleset"),
@@ -374,16 +396,13 @@ impl Gen<'_> {
     }
 
     /// gencode's `gen_byteop` (libpcap 1.10's `&` and `|` forms test A without loading it).
-    fn byte(&mut self, idx: u32, op: ByteOp, val: u32) -> Pred {
+    fn byte(&mut self, idx: u32, op: ByteOp, val: u32) -> R<T::Pred> {
         match op {
             ByteOp::Eq => self.eq(Base::LinkHdr, idx, Size::B, val),
             ByteOp::Lt => self.cmp(Base::LinkHdr, idx, Size::B, Cmp::Lt, val, u32::MAX),
             ByteOp::Gt => self.cmp(Base::LinkHdr, idx, Size::B, Cmp::Gt, val, u32::MAX),
             ByteOp::And | ByteOp::Or => {
-                let alu = if op == ByteOp::And { AluOp::And } else { AluOp::Or };
-                let p =
-                    self.b.branch(vec![Stmt::Alu(alu, Operand::K(val))], JmpOp::Jeq, Operand::K(0));
-                !p
+                T::extension(self, Extension::ByteAccumulator { op, value: val })
             }
         }
     }

@@ -3,14 +3,14 @@
 
 use super::*;
 
-impl Gen<'_> {
+impl<T: Target> Gen<'_, T> {
     pub(super) fn port_id(
         &mut self,
         proto: Option<Proto>,
         dir: Dir,
         id: &Id,
         range: bool,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         let qual = match proto {
             None => PROTO_UNDEF,
             Some(Proto::Tcp) => Some(ipproto::TCP),
@@ -53,7 +53,7 @@ impl Gen<'_> {
         let (lo, hi) = (lo.min(hi), lo.max(hi));
         let b = self.port(Some((lo, hi)).filter(|_| range), lo, real, dir, false)?;
         let b6 = self.port(Some((lo, hi)).filter(|_| range), lo, real, dir, true)?;
-        Ok(self.b.or(b6, b))
+        Ok(self.or(b6, b))
     }
 
     /// A service name or number, checked against the qualifier (gencode's `gen_scode`).
@@ -101,19 +101,19 @@ impl Gen<'_> {
         proto: Option<u32>,
         dir: Dir,
         v6: bool,
-    ) -> R<Pred> {
+    ) -> R<T::Pred> {
         let b0 = self.linktype(if v6 { ethertype::IPV6 } else { ethertype::IP })?;
         let b1 = match proto {
-            Some(p) => self.portop(range, port, p, dir, v6),
+            Some(p) => self.portop(range, port, p, dir, v6)?,
             None => {
-                let tmp = self.portop(range, port, ipproto::TCP, dir, v6);
-                let b1 = self.portop(range, port, ipproto::UDP, dir, v6);
-                let b1 = self.b.or(tmp, b1);
-                let tmp = self.portop(range, port, ipproto::SCTP, dir, v6);
-                self.b.or(tmp, b1)
+                let tmp = self.portop(range, port, ipproto::TCP, dir, v6)?;
+                let b1 = self.portop(range, port, ipproto::UDP, dir, v6)?;
+                let b1 = self.or(tmp, b1);
+                let tmp = self.portop(range, port, ipproto::SCTP, dir, v6)?;
+                self.or(tmp, b1)
             }
         };
-        Ok(self.b.and(b0, b1))
+        Ok(self.and(b0, b1))
     }
 
     pub(super) fn portop(
@@ -123,25 +123,25 @@ impl Gen<'_> {
         proto: u32,
         dir: Dir,
         v6: bool,
-    ) -> Pred {
+    ) -> R<T::Pred> {
         let b0 = if v6 {
-            self.eq(Base::Net, 6, Size::B, proto)
+            self.eq(Base::Net, 6, Size::B, proto)?
         } else {
-            let tmp = self.eq(Base::Net, 9, Size::B, proto);
-            let frag = self.ipfrag();
-            self.b.and(tmp, frag)
+            let tmp = self.eq(Base::Net, 9, Size::B, proto)?;
+            let frag = self.ipfrag()?;
+            self.and(tmp, frag)
         };
         let base = if v6 { Base::TranV6 } else { Base::TranV4 };
         let b1 = match dir {
-            Dir::Src => self.portatom(base, 0, range, port),
-            Dir::Dst => self.portatom(base, 2, range, port),
+            Dir::Src => self.portatom(base, 0, range, port)?,
+            Dir::Dst => self.portatom(base, 2, range, port)?,
             _ => {
-                let tmp = self.portatom(base, 0, range, port);
-                let b1 = self.portatom(base, 2, range, port);
-                if dir == Dir::SrcAndDst { self.b.and(tmp, b1) } else { self.b.or(tmp, b1) }
+                let tmp = self.portatom(base, 0, range, port)?;
+                let b1 = self.portatom(base, 2, range, port)?;
+                if dir == Dir::SrcAndDst { self.and(tmp, b1) } else { self.or(tmp, b1) }
             }
         };
-        self.b.and(b0, b1)
+        Ok(self.and(b0, b1))
     }
 
     pub(super) fn portatom(
@@ -150,12 +150,12 @@ impl Gen<'_> {
         off: u32,
         range: Option<(u32, u32)>,
         port: u32,
-    ) -> Pred {
+    ) -> R<T::Pred> {
         match range {
             Some((lo, hi)) => {
-                let b1 = self.cmp(base, off, Size::H, Cmp::Ge, lo, u32::MAX);
-                let b2 = self.cmp(base, off, Size::H, Cmp::Le, hi, u32::MAX);
-                self.b.and(b1, b2)
+                let b1 = self.cmp(base, off, Size::H, Cmp::Ge, lo, u32::MAX)?;
+                let b2 = self.cmp(base, off, Size::H, Cmp::Le, hi, u32::MAX)?;
+                Ok(self.and(b1, b2))
             }
             _ => self.eq(base, off, Size::H, port),
         }

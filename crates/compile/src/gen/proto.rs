@@ -4,14 +4,14 @@
 
 use super::*;
 
-impl Gen<'_> {
+impl<T: Target> Gen<'_, T> {
     /// gencode's `gen_ipfrag`: not a fragment other than the first.
-    pub(super) fn ipfrag(&mut self) -> Pred {
-        !self.cmp(Base::Net, 6, Size::H, Cmp::Set, 0x1fff, u32::MAX)
+    pub(super) fn ipfrag(&mut self) -> R<T::Pred> {
+        self.cmp(Base::Net, 6, Size::H, Cmp::Clear, 0x1fff, u32::MAX)
     }
 
     /// gencode's `gen_proto_abbrev`.
-    pub(super) fn abbrev(&mut self, p: Proto) -> R<Pred> {
+    pub(super) fn abbrev(&mut self, p: Proto) -> R<T::Pred> {
         use ipproto::*;
         match p {
             Proto::Ip => self.linktype(ethertype::IP),
@@ -58,39 +58,39 @@ impl Gen<'_> {
     }
 
     /// Any of the IS-IS PDU types, or-ed in gencode's order (each new one in front).
-    pub(super) fn isis_any(&mut self, types: &[u32]) -> R<Pred> {
+    pub(super) fn isis_any(&mut self, types: &[u32]) -> R<T::Pred> {
         let b0 = self.proto(types[0], Some(Proto::Isis))?;
         let b1 = self.proto(types[1], Some(Proto::Isis))?;
-        let mut b1 = self.b.or(b0, b1);
+        let mut b1 = self.or(b0, b1);
         for &t in &types[2..] {
             let b0 = self.proto(t, Some(Proto::Isis))?;
-            b1 = self.b.or(b0, b1);
+            b1 = self.or(b0, b1);
         }
         Ok(b1)
     }
 
     /// gencode's `gen_proto(v, proto, Q_DEFAULT)`: `[ip|ip6|link] proto v`.
-    pub(super) fn proto(&mut self, v: u32, proto: Option<Proto>) -> R<Pred> {
+    pub(super) fn proto(&mut self, v: u32, proto: Option<Proto>) -> R<T::Pred> {
         match proto {
             None => {
                 let b0 = self.proto(v, Some(Proto::Ip))?;
                 let b1 = self.proto(v, Some(Proto::Ip6))?;
-                Ok(self.b.or(b0, b1))
+                Ok(self.or(b0, b1))
             }
             Some(Proto::Ip) => {
                 let b0 = self.linktype(ethertype::IP)?;
-                let b1 = self.eq(Base::Net, 9, Size::B, v);
-                Ok(self.b.and(b0, b1))
+                let b1 = self.eq(Base::Net, 9, Size::B, v)?;
+                Ok(self.and(b0, b1))
             }
             Some(Proto::Ip6) => {
                 let b0 = self.linktype(ethertype::IPV6)?;
                 // Also a fragment header before the final header.
-                let b2 = self.eq(Base::Net, 6, Size::B, ipproto::FRAGMENT);
-                let b1 = self.eq(Base::Net, 40, Size::B, v);
-                let b1 = self.b.and(b2, b1);
-                let b2 = self.eq(Base::Net, 6, Size::B, v);
-                let b1 = self.b.or(b2, b1);
-                Ok(self.b.and(b0, b1))
+                let b2 = self.eq(Base::Net, 6, Size::B, ipproto::FRAGMENT)?;
+                let b1 = self.eq(Base::Net, 40, Size::B, v)?;
+                let b1 = self.and(b2, b1);
+                let b2 = self.eq(Base::Net, 6, Size::B, v)?;
+                let b1 = self.or(b2, b1);
+                Ok(self.and(b0, b1))
             }
             Some(p) if p.is_link() => {
                 // libpcap 1.11's range checks.
@@ -119,13 +119,13 @@ impl Gen<'_> {
             }
             Some(Proto::Iso) => {
                 let b0 = self.linktype(link::llcsap::ISONS)?;
-                let b1 = self.eq(Base::NoSnap, 0, Size::B, v);
-                Ok(self.b.and(b0, b1))
+                let b1 = self.eq(Base::NoSnap, 0, Size::B, v)?;
+                Ok(self.and(b0, b1))
             }
             Some(Proto::Isis) => {
                 let b0 = self.proto(0x83, Some(Proto::Iso))?;
-                let b1 = self.eq(Base::NoSnap, 4, Size::B, v);
-                Ok(self.b.and(b0, b1))
+                let b1 = self.eq(Base::NoSnap, 4, Size::B, v)?;
+                Ok(self.and(b0, b1))
             }
             Some(p @ (Proto::Arp | Proto::Rarp)) => {
                 Err(CompileError::new(Q::NoEncapsulation(p), None))

@@ -3,8 +3,10 @@
 //! `gen_protochain`).
 
 use super::*;
+use crate::build::Pred;
+use crate::ir::{AluOp, JmpOp, Operand, Src, Stmt, XSrc};
 
-impl Gen<'_> {
+impl Gen<'_, Bpf> {
     /// gencode's `gen_protochain`: follow the IPv6 extension headers (hop-by-hop,
     /// destination options, routing, fragment) and AH headers from the network header, and
     /// test whether one of them or the final header is protocol `v`.
@@ -19,14 +21,14 @@ impl Gen<'_> {
     pub(super) fn protochain(&mut self, v: u32, proto: Option<Proto>) -> R<Pred> {
         // gencode allocates a scratch word first, also for the default case (where it is
         // never freed).
-        let reg = self.b.alloc_slot()?;
+        let reg = self.t.b.alloc_slot()?;
         let v6 = match proto {
             Some(Proto::Ip) => false,
             Some(Proto::Ip6) => true,
             None => {
                 let b0 = self.protochain(v, Some(Proto::Ip))?;
                 let b1 = self.protochain(v, Some(Proto::Ip6))?;
-                return Ok(self.b.or(b0, b1));
+                return Ok(self.t.b.or(b0, b1));
             }
             _ => return Err(CompileError::new(Q::Protochain, None)),
         };
@@ -36,8 +38,8 @@ impl Gen<'_> {
                 None,
             ));
         }
-        self.walks += 1;
-        if self.walks > PROTOCHAIN_WALKS {
+        self.t.walks += 1;
+        if self.t.walks > PROTOCHAIN_WALKS {
             return Err(CompileError::new(
                 K::ResourceLimit {
                     what: Resource::ProtochainWalks,
@@ -55,14 +57,17 @@ impl Gen<'_> {
         };
         let k = |v| Operand::K(v);
         // Built from the last step back to the first: `next` is the rest of the walk.
-        let mut next = self.b.branch(Vec::new(), JmpOp::Jeq, k(v));
+        let mut next = self.t.b.branch(Vec::new(), JmpOp::Jeq, k(v));
         for step in (0..PROTOCHAIN_STEPS).rev() {
-            let found =
-                self.b.branch(if step == 0 { start.clone() } else { Vec::new() }, JmpOp::Jeq, k(v));
-            let none = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::NONE));
+            let found = self.t.b.branch(
+                if step == 0 { start.clone() } else { Vec::new() },
+                JmpOp::Jeq,
+                k(v),
+            );
+            let none = self.t.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::NONE));
             // AH: A = its next header, X = (its length + 2) * 4.
-            let ah = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::AH));
-            let ah_body = self.b.straight(vec![
+            let ah = self.t.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::AH));
+            let ah_body = self.t.b.straight(vec![
                 Stmt::Txa,
                 Stmt::Ld(Src::Ind(Size::B, nl)),
                 Stmt::St(reg),
@@ -75,16 +80,16 @@ impl Gen<'_> {
                 Stmt::Tax,
                 Stmt::Ld(Src::Mem(reg)),
             ]);
-            let ah = self.b.and(ah, ah_body);
+            let ah = self.t.b.and(ah, ah_body);
             let advance = if v6 {
                 // Hop-by-hop, destination options, routing, fragment: A = the next header,
                 // X += (the length + 1) * 8.
-                let mut ext = self.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::HOPOPTS));
+                let mut ext = self.t.b.branch(Vec::new(), JmpOp::Jeq, k(ipproto::HOPOPTS));
                 for h in [ipproto::DSTOPTS, ipproto::ROUTING, ipproto::FRAGMENT] {
-                    let e = self.b.branch(Vec::new(), JmpOp::Jeq, k(h));
-                    ext = self.b.or(ext, e);
+                    let e = self.t.b.branch(Vec::new(), JmpOp::Jeq, k(h));
+                    ext = self.t.b.or(ext, e);
                 }
-                let body = self.b.straight(vec![
+                let body = self.t.b.straight(vec![
                     Stmt::Ld(Src::Ind(Size::B, nl)),
                     Stmt::St(reg),
                     Stmt::Ld(Src::Ind(Size::B, nl + 1)),
@@ -94,18 +99,18 @@ impl Gen<'_> {
                     Stmt::Tax,
                     Stmt::Ld(Src::Mem(reg)),
                 ]);
-                self.b.ite(ext, body, ah)
+                self.t.b.ite(ext, body, ah)
             } else {
                 ah
             };
             // Neither v nor IPPROTO_NONE: advance (false exits: no further header).
-            let adv = self.b.and(!none, advance);
-            let adv = self.b.and(adv, next);
-            next = self.b.or(found, adv);
+            let adv = self.t.b.and(!none, advance);
+            let adv = self.t.b.and(adv, next);
+            next = self.t.b.or(found, adv);
         }
         if proto.is_some() {
-            self.b.free_slot(reg);
+            self.t.b.free_slot(reg);
         }
-        Ok(self.b.and(b0, next))
+        Ok(self.t.b.and(b0, next))
     }
 }

@@ -40,7 +40,7 @@
 //! bounds one number per block (one sweep each way), and nothing recurses over the graph.
 //!
 //! [`returns`] runs once after the loop and changes no measure the loop sees: the loop starts
-//! by undoing it ([`returns::unshare`]), so optimizing an optimized graph gives it back.
+//! by undoing it (`returns::unshare`), so optimizing an optimized graph gives it back.
 //!
 //! **Semantics kept.** The optimized program returns, on every packet, what the original
 //! returns: the same value for every accepted or rejected packet, including packets too short
