@@ -52,7 +52,7 @@
 //! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
 //! are acyclic, so the walk is unrolled [`PROTOCHAIN_STEPS`] (128) header advances deep. The
 //! result equals libpcap's on every packet whose walk ends within that many advances (checked
-//! against libpcap's own looping program in `tests/gen_protochain.rs`); a longer walk makes
+//! against libpcap's own looping program in `tests/gen/protochain.rs`); a longer walk makes
 //! the term false. A filter may hold [`PROTOCHAIN_WALKS`] walks (each IPv6 walk is about
 //! 3,300 instructions).
 //!

@@ -1,23 +1,24 @@
 //! Known libpcap optimizer failures, and the optimizer's own edge cases, one test each.
 
-use sift_compile::{Context, compile_program, link_type_by_name};
+use crate::common::link;
+use sift_compile::CompileError;
+use sift_compile::pipeline::{self, Options};
 use sift_filter::SystemResolver;
 use sift_insn::Program;
 use sift_verify::{Mode, validate};
 
-fn ctx_for<'a>(link: &str, resolver: &'a SystemResolver) -> Context<'a> {
-    Context {
-        link_type: link_type_by_name(link).unwrap(),
-        snaplen: 262144,
-        netmask: None,
-        linux_ext: false,
-        resolver,
-    }
+fn opts_for<'a>(name: &str, resolver: &'a SystemResolver) -> Options<'a> {
+    Options::new(link(name), resolver)
 }
 
-fn compile(src: &str, optimize: bool) -> Result<Program, sift_compile::CompileError> {
+/// Compiles through the pipeline (which validates) on EN10MB.
+fn compile_in(name: &str, src: &str, optimize: bool) -> Result<Program, CompileError> {
     let r = SystemResolver::new();
-    compile_program(src, &ctx_for("EN10MB", &r), optimize)
+    pipeline::compile(src, &opts_for(name, &r).optimize(optimize)).map(|c| c.program.to_program())
+}
+
+fn compile(src: &str, optimize: bool) -> Result<Program, CompileError> {
+    compile_in("EN10MB", src, optimize)
 }
 
 fn run(p: &Program, pkt: &[u8]) -> u32 {
@@ -131,10 +132,8 @@ fn folded_zero_divisor_rejects_all() {
 /// Impossible combinations are "rejects all packets" only when optimizing, as in libpcap.
 #[test]
 fn rejects_all_only_when_optimizing() {
-    let r = SystemResolver::new();
-    let ctx = ctx_for("IPV4", &r);
-    assert!(compile_program("ip6 and igmp", &ctx, false).is_ok());
-    let e = compile_program("ip6 and igmp", &ctx, true).unwrap_err();
+    assert!(compile_in("IPV4", "ip6 and igmp", false).is_ok());
+    let e = compile_in("IPV4", "ip6 and igmp", true).unwrap_err();
     assert!(e.is_rejects_all(), "{e}");
     assert!(compile("tcp and udp", true).is_err_and(|e| e.is_rejects_all()));
     assert!(compile("tcp and udp", false).is_ok());
@@ -269,10 +268,8 @@ fn index_fold_refuses_offsets_that_wrap() {
     }
     assert_eq!(run(&opt, &f), 262144);
     // A large positive constant folds (the sum cannot wrap): one `[x + k]` load, no `tax`.
-    let r = SystemResolver::new();
-    let ctx = ctx_for("C_HDLC", &r);
     let src = "(link[4:4] * icmp[0xfead241a:2]) != 0xb21b34d5";
-    let opt = compile_program(src, &ctx, true).unwrap();
+    let opt = compile_in("C_HDLC", src, true).unwrap();
     assert!(!listing(&opt).contains("add      x"), "{}", listing(&opt));
 }
 

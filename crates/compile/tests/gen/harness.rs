@@ -9,7 +9,8 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use sift_compile::{Context, compile_str};
+use crate::common::{link_of, unoptimized};
+use sift_compile::pipeline;
 use sift_filetests::{
     Candidate, Category, CompileRequest, Corpus, ExprGen, Failure, LibpcapCandidate, Options,
     PacketSets, Report, check_accept, check_apply, check_differential, check_reject, dlt, known,
@@ -72,14 +73,11 @@ impl Candidate for Sift {
         "sift-compile".into()
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<sift_insn::Insn>, String> {
-        let ctx = Context {
-            link_type: req.link.dlt,
-            snaplen: req.snaplen as u32,
-            netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
-            linux_ext: req.linuxext,
-            resolver: &*self.resolver,
-        };
-        compile_str(req.expr, &ctx).map(|p| p.0).map_err(|e| {
+        let opts = unoptimized(link_of(req.link), &*self.resolver)
+            .snaplen(req.snaplen as u32)
+            .netmask((req.netmask != 0xffff_ffff).then_some(req.netmask))
+            .linux_ext(req.linuxext);
+        pipeline::compile(req.expr, &opts).map(|c| c.program.insns().to_vec()).map_err(|e| {
             if e.is_unsupported() {
                 self.unsupported.borrow_mut().insert((req.expr.to_string(), req.link.name));
             }
