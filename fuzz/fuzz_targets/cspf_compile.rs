@@ -5,16 +5,22 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sift_cspf::{End, Fault, Options, SUPPORTED_DLTS, text};
+use sift_cspf::{End, Fault, Options, SUPPORTED, text};
 use sift_filter::TableResolver;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };
     let resolver = TableResolver::well_known();
-    for &(_, dlt) in SUPPORTED_DLTS {
+    for &link in SUPPORTED {
         for indirect in [false, true] {
             let opts = Options::new(&resolver).with_indirect(indirect);
-            let Ok(p) = sift_cspf::compile_str(src, dlt, &opts) else { continue };
+            let p = match sift_cspf::compile_text(src, link, &opts) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = e.render(src);
+                    continue;
+                }
+            };
             assert!(p.words().len() <= opts.max_words);
             assert_eq!(text::assemble(&p.to_text()).as_deref(), Ok(p.words()));
             let r = p.run_detailed(data);

@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sift_compile::{Context, compile_program};
+use sift_compile::pipeline::{self, LinkType, Options};
 use sift_filter::TableResolver;
 use sift_verify::{Mode, validate};
 use sift_vm::{Flavor, Interpreter, PacketMeta};
@@ -28,18 +28,18 @@ fuzz_target!(|data: &[u8]| {
     }
     let src = String::from_utf8_lossy(data);
     let r = TableResolver::well_known();
-    let ctx = Context { link_type: 1, snaplen: 262144, netmask: None, linux_ext: false, resolver: &r };
-    match (compile_program(&src, &ctx, false), compile_program(&src, &ctx, true)) {
+    let opts = Options::new(LinkType::EN10MB, &r);
+    match (pipeline::compile(&src, &opts.optimize(false)), pipeline::compile(&src, &opts)) {
         (Ok(u), Ok(o)) => {
-            let u = validate(&u.0, Mode::Libpcap).expect("valid");
-            let o = validate(&o.0, Mode::Libpcap).expect("valid");
             let pkt = data;
-            assert_eq!(sift_vm::run(&u, pkt, pkt.len() as u32), sift_vm::run(&o, pkt, pkt.len() as u32));
+            assert_eq!(
+                sift_vm::run(&u.program, pkt, pkt.len() as u32),
+                sift_vm::run(&o.program, pkt, pkt.len() as u32)
+            );
         }
         (Ok(u), Err(e)) => {
-            assert_eq!(e.message, sift_compile::opt::REJECTS_ALL);
-            let u = validate(&u.0, Mode::Libpcap).expect("valid");
-            assert_eq!(sift_vm::run(&u, data, data.len() as u32), 0);
+            assert!(e.is_rejects_all(), "{e}");
+            assert_eq!(sift_vm::run(&u.program, data, data.len() as u32), 0);
         }
         (Err(_), Ok(_)) => panic!("compiles only when optimized"),
         (Err(a), Err(b)) => assert_eq!(a, b),

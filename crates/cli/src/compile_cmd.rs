@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use sift_compile::{CompileError, Context, link_type_by_name};
+use sift_compile::pipeline::{self, LinkType, Options};
 use sift_filter::SystemResolver;
 use sift_insn::text;
 
@@ -45,7 +45,12 @@ pub struct CompileArgs {
 
 /// Runs `sift compile`.
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
-    let Some(dlt) = link_type_by_name(&args.link) else {
+    // `-y` takes a name or, as tcpdump, a DLT number.
+    let link = match args.link.parse::<i32>() {
+        Ok(dlt) => LinkType::from_dlt(dlt),
+        Err(_) => LinkType::from_name(&args.link),
+    };
+    let Some(link) = link else {
         bail!(
             "unknown data link type {} (see `sift compile --help` for the link types sift \
              supports)",
@@ -59,17 +64,13 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         None => args.expr.join(" "),
     };
     let resolver = SystemResolver::new();
-    let ctx = Context {
-        link_type: dlt,
-        snaplen: args.snaplen,
-        netmask: None,
-        linux_ext: false,
-        resolver: &resolver,
-    };
+    let opts = Options::new(link, &resolver).snaplen(args.snaplen).optimize(!args.no_optimize);
     if args.dump_cfg {
-        return match cfg_of(&src, &ctx, !args.no_optimize) {
-            Ok(cfg) => {
-                print!("{}", sift_compile::print::dot(&cfg));
+        // The graph as generated (and optimized): a filter that rejects every packet is
+        // still printed, as a lone `ret #0` block.
+        return match pipeline::graph(&src, &opts) {
+            Ok(g) => {
+                print!("{}", sift_compile::print::dot(&g.cfg));
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
@@ -78,34 +79,18 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    let prog = match sift_compile::compile_program(&src, &ctx, !args.no_optimize) {
-        Ok(p) => p,
+    let prog = match pipeline::compile(&src, &opts) {
+        Ok(c) => c.program,
         Err(e) => {
             eprint!("{}", e.render(&src));
             return Ok(ExitCode::from(1));
         }
     };
     let out = match args.dump {
-        0 | 1 => text::listing(&prog.0),
-        2 => text::c_array(&prog.0),
-        _ => text::decimal(&prog.0),
+        0 | 1 => text::listing(prog.insns()),
+        2 => text::c_array(prog.insns()),
+        _ => text::decimal(prog.insns()),
     };
     print!("{out}");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The graph of `src`, optimized when asked (the empty graph answer of "rejects all" is still
-/// printed: a lone `ret #0` block).
-fn cfg_of(
-    src: &str,
-    ctx: &Context<'_>,
-    optimize: bool,
-) -> Result<sift_compile::ir::Cfg, CompileError> {
-    let expr = sift_filter::parse_with(src, ctx.resolver)
-        .map_err(|e| CompileError { message: e.libpcap_message(), span: Some(e.span) })?;
-    let mut cfg = sift_compile::compile(expr.as_ref(), ctx)?;
-    if optimize {
-        sift_compile::optimize(&mut cfg);
-    }
-    Ok(cfg)
 }

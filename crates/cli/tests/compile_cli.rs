@@ -103,15 +103,20 @@ fn bad_expression_exits_1_with_a_caret_diagnostic() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         err,
-        "error: port number 70000 greater than maximum 65535\n  tcp port 70000\n           ^^^^^\n"
+        "error: port 70000 is out of range (0–65535)\n  tcp port 70000\n           ^^^^^\n"
     );
     assert!(out.stdout.is_empty());
 
-    // A code-generation error (libpcap's wording) points at the primitive.
+    // A code-generation error points at the primitive.
     let out = sift(&["compile", "-y", "RAW", "ether broadcast"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("error: not a broadcast link\n"), "{err}");
+    assert!(
+        err.starts_with(
+            "error: `broadcast` is not available on link type RAW (Raw IP): it has no MAC addresses\n"
+        ),
+        "{err}"
+    );
     assert!(err.contains('^'), "{err}");
 
     // Not yet supported by sift: said so.
@@ -119,4 +124,30 @@ fn bad_expression_exits_1_with_a_caret_diagnostic() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.starts_with("error: MTP2/MTP3 primitives: not supported by sift yet"), "{err}");
+}
+
+/// sift's own wording, located: the source line with carets, exit status 1, nothing on stdout.
+#[test]
+fn out_of_range_and_deep_nesting_are_located_errors() {
+    let out = sift(&["compile", "port 99999"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: port 99999 is out of range (0–65535)\n  port 99999\n       ^^^^^\n"
+    );
+
+    let deep = format!("{}ip{}", "(".repeat(300), ")".repeat(300));
+    let out = sift(&["compile", &deep]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines[0], "error: expression nested too deeply (limit 256)", "{err}");
+    // The line is shown as a window around the error; the caret is under a `(`, the 257th.
+    let caret = lines[2].chars().position(|c| c == '^').expect("a caret");
+    assert_eq!(lines[2].trim(), "^", "{err}");
+    assert_eq!(lines[1].chars().nth(caret), Some('('), "{err}");
+    let shown_after = lines[1].chars().skip(caret).take_while(|&c| c == '(').count();
+    assert_eq!(shown_after, 300 - 256, "{err}");
 }

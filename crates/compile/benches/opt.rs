@@ -6,7 +6,7 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
 use criterion::{BenchmarkId, Criterion, black_box, criterion_group, criterion_main};
-use sift_compile::{Context, compile_program};
+use sift_compile::pipeline::{self, LinkType, Options};
 use sift_filter::TableResolver;
 use std::time::Duration;
 
@@ -19,23 +19,18 @@ fn hosts(n: usize) -> String {
 
 fn bench(c: &mut Criterion) {
     let resolver = TableResolver::empty();
-    let ctx = Context {
-        link_type: 1,
-        snaplen: 262144,
-        netmask: None,
-        linux_ext: false,
-        resolver: &resolver,
-    };
+    let optimized = Options::new(LinkType::EN10MB, &resolver);
+    let unoptimized = optimized.optimize(false);
     let pcap = sift_libpcap::Libpcap::load().ok();
     let mut g = c.benchmark_group("host_chain");
     g.sample_size(10).warm_up_time(Duration::from_millis(500));
     for n in [100usize, 300, 1000, 3000, 10_000] {
         let src = hosts(n);
         g.bench_with_input(BenchmarkId::new("sift_optimized", n), &src, |b, src| {
-            b.iter(|| compile_program(black_box(src), &ctx, true).unwrap())
+            b.iter(|| pipeline::compile(black_box(src), &optimized).unwrap())
         });
         g.bench_with_input(BenchmarkId::new("sift_unoptimized", n), &src, |b, src| {
-            b.iter(|| compile_program(black_box(src), &ctx, false).unwrap())
+            b.iter(|| pipeline::compile(black_box(src), &unoptimized).unwrap())
         });
         if let Some(pcap) = &pcap
             && n <= 300

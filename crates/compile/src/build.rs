@@ -22,7 +22,7 @@
 //!
 //! Building the same predicates in the same order as gencode yields the same graph, and
 //! [`crate::emit`] then lays it out as libpcap's unoptimized (`-O`) listing (checked
-//! instruction for instruction in `tests/compile.rs` for `ip and tcp and dst port 80`,
+//! instruction for instruction in `tests/gen/build.rs` for `ip and tcp and dst port 80`,
 //! `ip[0]+ip[1] > 5` and others).
 //!
 //! | gencode.c | here |

@@ -1,5 +1,11 @@
-//! The back end of sift's filter compiler: a control-flow-graph IR, a builder with libpcap's
-//! block algebra, and emission to classic BPF.
+//! sift's filter compiler: filter text → classic BPF, through a control-flow-graph IR, a
+//! builder with libpcap's block algebra, an optimizer and emission.
+//!
+//! **Callers use [`pipeline`]**: [`pipeline::compile`] takes the text and
+//! [`pipeline::Options`] (a typed `sift_wire::LinkType`, snapshot length, netmask, Linux
+//! extensions, optimize or not, the validation mode, a resolver) and returns a validated
+//! program, or a [`CompileError`] (typed, located; [`error`]). The stages below stay public for
+//! tests and tools.
 //!
 //! The path through this crate:
 //!
@@ -46,13 +52,14 @@
 pub mod analysis;
 pub mod build;
 pub mod emit;
+pub mod error;
 pub mod r#gen;
 pub mod ir;
 pub mod lift;
 pub mod opt;
+pub mod pipeline;
 pub mod print;
 
-pub use r#gen::{
-    CompileError, Context, UNSUPPORTED, compile, compile_str, dlt_from_linktype, link_type_by_name,
-};
+pub use error::{CompileError, CompileErrorKind, UNSUPPORTED};
+pub use r#gen::{Context, compile, compile_str, dlt_from_linktype, link_type_by_name};
 pub use opt::{compile_program, optimize};

@@ -16,7 +16,11 @@ fn main() {
     let src = expr.join(" ");
     let resolver = sift_filter::SystemResolver::new();
     let opts = sift_cspf::Options::new(&resolver).with_indirect(indirect);
-    match sift_cspf::compile_str(&src, dlt, &opts) {
+    let Some(link) = sift_wire::LinkType::from_dlt(dlt) else {
+        eprintln!("error: DLT {dlt} is no link type's");
+        std::process::exit(1);
+    };
+    match sift_cspf::compile_text(&src, link, &opts) {
         Ok(p) => {
             print!("{}", p.to_text());
             eprintln!("; {} words", p.words().len());

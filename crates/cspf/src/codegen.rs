@@ -31,11 +31,12 @@
 //! deepest such field may then be rejected where BPF accepts; so may packets of odd length that
 //! end in the middle of a word a field needs. [`crate::CspfProgram::exact_for`] names both.
 
-use sift_diag::Span;
+use sift_compile::error::{Need, Resource};
+use sift_compile::{CompileError, CompileErrorKind};
 
+use crate::Exactness;
 use crate::insn::{Action, Insn, MAX_PUSHWORD, Op};
 use crate::tree::{Base, Cmp, Leaf, Tree};
-use crate::{CspfError, Exactness};
 
 /// A packet word: fixed, or relative to the end of an IPv4 header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -429,13 +430,14 @@ struct Gen {
     done: bool,
 }
 
-fn too_complex() -> CspfError {
-    CspfError::new("expression too complex for the CSPF compiler", None::<Span>)
+fn too_complex() -> CompileError {
+    let what = Resource::TargetComplexity { target: "CSPF" };
+    CompileError::new(CompileErrorKind::ResourceLimit { what, limit: MAX_FORMULA as u64 }, None)
 }
 
 /// A leaf as `(holds, does not hold)`, each reading every word BPF's load of the field needs
 /// (at least the field's last word), so that a return on either reads what BPF would.
-fn expand(l: &Leaf) -> Result<(F, F), CspfError> {
+fn expand(l: &Leaf) -> Result<(F, F), CompileError> {
     let (core, last_w) = expand_core(l)?;
     let read_last = F::Atom(Atom { w: last_w, mask: 0, op: AOp::Eq, k: 0 });
     let whole = |f: F| match f {
@@ -446,7 +448,7 @@ fn expand(l: &Leaf) -> Result<(F, F), CspfError> {
     Ok((whole(core), whole(n)))
 }
 
-fn expand_core(l: &Leaf) -> Result<(F, WRef), CspfError> {
+fn expand_core(l: &Leaf) -> Result<(F, WRef), CompileError> {
     let size = l.field.size;
     let fieldmask: u32 = if size >= 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
     // Chunks per word, most significant first: (word, positioned mask bits, positioned value).
@@ -534,13 +536,18 @@ fn expand_core(l: &Leaf) -> Result<(F, WRef), CspfError> {
     Ok((f, last_w))
 }
 
-fn too_far() -> CspfError {
-    CspfError::new(
-        format!(
-            "CSPF cannot reach that far: PUSHWORD+n addresses words 0 to {MAX_PUSHWORD} (bytes 0 to {})",
-            2 * u32::from(MAX_PUSHWORD) + 1
-        ),
-        None::<Span>,
+/// What PUSHWORD+n reaches (checked against [`MAX_PUSHWORD`] in the tests).
+pub(crate) const REACH: &str = "PUSHWORD+n addresses words 0 to 1007 (bytes 0 to 2015)";
+
+fn too_far() -> CompileError {
+    CompileError::new(
+        CompileErrorKind::TargetLimit {
+            target: "CSPF",
+            need: Need::FarOffset,
+            because: REACH,
+            option: None,
+        },
+        None,
     )
 }
 
@@ -556,13 +563,13 @@ fn push_const(k: u16, op: Op) -> Insn {
 }
 
 impl Gen {
-    fn charge(&mut self, f: &F) -> Result<(), CspfError> {
+    fn charge(&mut self, f: &F) -> Result<(), CompileError> {
         self.budget = self.budget.saturating_add(size(f));
         if self.budget > MAX_FORMULA { Err(too_complex()) } else { Ok(()) }
     }
 
     /// `(t, f)` of `tree` with leaves above `lv` unreadable.
-    fn tf(&mut self, tree: &Tree, lv: Level) -> Result<(F, F), CspfError> {
+    fn tf(&mut self, tree: &Tree, lv: Level) -> Result<(F, F), CompileError> {
         let r = match tree {
             Tree::Const(b) => {
                 if *b {
@@ -613,7 +620,7 @@ impl Gen {
         Ok(r)
     }
 
-    fn full(&mut self, tree: &Tree) -> Result<F, CspfError> {
+    fn full(&mut self, tree: &Tree) -> Result<F, CompileError> {
         let f = match tree {
             Tree::Const(b) => {
                 if *b {
@@ -778,7 +785,10 @@ impl Gen {
 
 /// Generates the program for `tree`. Returns the instructions and what
 /// [`crate::CspfProgram::exact_for`] needs.
-pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exactness), CspfError> {
+pub(crate) fn generate(
+    tree: &Tree,
+    limits: &Limits,
+) -> Result<(Vec<Insn>, Exactness), CompileError> {
     let mut levels = Vec::new();
     let mut ex = Exactness::default();
     let mut leaves = 0usize;
@@ -846,13 +856,9 @@ pub(crate) fn generate(tree: &Tree, limits: &Limits) -> Result<(Vec<Insn>, Exact
     }
     let depth = max_depth(&insns);
     if depth > limits.stack_depth {
-        return Err(CspfError::new(
-            format!(
-                "the CSPF program needs {depth} stack words; the machine has {}",
-                limits.stack_depth
-            ),
-            None::<Span>,
-        ));
+        let what = Resource::TargetStack { target: "CSPF", depth: depth as u64 };
+        let limit = limits.stack_depth as u64;
+        return Err(CompileError::new(CompileErrorKind::ResourceLimit { what, limit }, None));
     }
     Ok((insns, ex))
 }
@@ -881,11 +887,9 @@ fn peephole(mut insns: Vec<Insn>) -> Vec<Insn> {
     }
 }
 
-fn too_long(words: usize, max: usize) -> CspfError {
-    CspfError::new(
-        format!("the CSPF program would be {words} words or more; a filter holds at most {max}"),
-        None::<Span>,
-    )
+fn too_long(words: usize, max: usize) -> CompileError {
+    let what = Resource::TargetWords { target: "CSPF", words: words as u64 };
+    CompileError::new(CompileErrorKind::ResourceLimit { what, limit: max as u64 }, None)
 }
 
 /// The deepest the stack gets (in the paper's short-circuit semantics, which leave more).
@@ -903,4 +907,16 @@ pub(crate) fn max_depth(insns: &[Insn]) -> usize {
         max = max.max(d);
     }
     max
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reach_names_the_last_word() {
+        let last = MAX_PUSHWORD;
+        let want = format!("words 0 to {last} (bytes 0 to {})", 2 * u32::from(last) + 1);
+        assert!(REACH.ends_with(&want), "{REACH}");
+    }
 }

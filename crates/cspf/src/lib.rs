@@ -1,19 +1,29 @@
 //! CSPF, the CMU/Stanford packet filter (Mogul, Rashid and Accetta, SOSP 1987), as an engine of
 //! sift: its 16-bit stack-machine instructions ([`insn`]), an interpreter with the paper's
 //! checks ([`vm`]), a text form ([`text`]), the priority demultiplexer ([`demux`]), and a
-//! compiler from pcap-filter expressions for what CSPF can express ([`compile`]).
+//! compiler from pcap-filter expressions for what CSPF can express ([`compile_text`],
+//! [`compile`]).
 //!
 //! Why it exists: sift compares engines. The BPF paper (McCanne and Jacobson, 1993) measured
 //! BPF against CSPF (its Figure 8); with both engines fed from the same filter text, sift can
 //! check that they agree packet by packet and count what each executes.
 //!
+//! **One meaning for every primitive.** What `host`, `port` or `vlan` mean is decided once, by
+//! sift's code generator (`sift_compile::gen`); CSPF is one of its targets (the `tree` module
+//! implements `sift_compile::gen::Target` with a predicate tree over field tests), and this
+//! crate adds only what is CSPF's own: its limits, its refusals, and its instruction selection
+//! (the `codegen` module).
+//!
 //! What CSPF can express: tests of 16-bit packet words at fixed offsets, combined with
-//! comparisons and `AND`/`OR`/`XOR`, and the short-circuit returns. So `ether proto`, `ip`,
-//! `arp`, `ip6`, `ether host`, `host`/`net` (an IPv4 address is two words), `proto`, `tcp`/
-//! `udp`/`icmp` (a byte at an odd offset is its word `& 0x00ff`), `ip6` ports, and relations
-//! `field [& mask] op constant` compile. Fields after the IPv4 header (TCP/UDP ports, `tcp[…]`)
-//! need the indirect-push extension the BPF paper added ([`Options::indirect`]); the packet
-//! length, arithmetic on packet data and `vlan`/`mpls` offsets cannot be expressed, and say so.
+//! comparisons and `AND`/`OR`/`XOR`, and the short-circuit returns, on link types whose header
+//! has a fixed length ([`SUPPORTED`]). So `ether proto`, `ip`, `arp`, `ip6`, `ether host`,
+//! `host`/`net` (an IPv4 address is two words), `proto`, `tcp`/`udp`/`icmp` (a byte at an odd
+//! offset is its word `& 0x00ff`), 802.2 LLC/SNAP protocols, `vlan`, `mpls`, `pppoes`,
+//! `gateway`, `ip6` ports, and relations `field [& mask] op constant` compile. Fields after the
+//! IPv4 header (TCP/UDP ports, `tcp[…]`) need the indirect-push extension the BPF paper added
+//! ([`Options::indirect`]); the packet length, arithmetic on packet data, computed offsets,
+//! `protochain` and tunnels cannot be expressed, and the errors say so
+//! (`sift_compile::CompileErrorKind::TargetLimit`).
 //!
 //! **Same verdicts as BPF.** The compiled program accepts exactly the packets sift's classic
 //! BPF program accepts, including packets too short for some fields (see the `codegen` module's
@@ -23,15 +33,19 @@
 //! (`tests/differential.rs`).
 //!
 //! ```
+//! use sift_wire::LinkType;
+//!
 //! let resolver = sift_filter::TableResolver::well_known();
 //! let opts = sift_cspf::Options::new(&resolver);
-//! let prog = sift_cspf::compile_str("ip and udp", 1, &opts).unwrap();
+//! let prog = sift_cspf::compile_text("ip and udp", LinkType::EN10MB, &opts).unwrap();
 //! let mut pkt = vec![0u8; 42];
 //! pkt[12..14].copy_from_slice(&[0x08, 0x00]);
 //! pkt[23] = 17;
 //! assert_eq!(prog.run(&pkt), (true, 5));
 //! print!("{}", prog.to_text());
-//! assert!(sift_cspf::compile_str("tcp port 80", 1, &opts).unwrap_err().message.contains("--cspf-indirect"));
+//! let err = sift_cspf::compile_text("tcp port 80", LinkType::EN10MB, &opts).unwrap_err();
+//! assert!(sift_cspf::needs_indirect(&err));
+//! assert!(err.to_string().ends_with("(needs the indirect-push extension: --cspf-indirect)"));
 //! ```
 #![forbid(unsafe_code)]
 
@@ -44,53 +58,55 @@ pub mod vm;
 
 use std::fmt;
 
-use sift_diag::{Diagnostic, Span};
+use sift_compile::{CompileError, CompileErrorKind};
+use sift_diag::Span;
 use sift_filter::Resolver;
 use sift_filter::ast::Expr;
+use sift_wire::LinkType;
 
 pub use demux::{Delivery, Demux, Filter};
 pub use insn::{Action, Insn, Op};
-pub use tree::SUPPORTED_DLTS;
+pub use tree::SUPPORTED;
 pub use vm::{End, Fault, Machine, Run, ShortCircuit};
 
-/// A compile error: what CSPF cannot do (or what is wrong with the expression), and where.
+/// Whether `e` says the expression is fine but needs the indirect-push extension
+/// ([`Options::indirect`]).
+pub fn needs_indirect(e: &CompileError) -> bool {
+    matches!(
+        e.kind,
+        CompileErrorKind::TargetLimit { target: "CSPF", option: Some(tree::INDIRECT_OPTION), .. }
+    )
+}
+
+/// A compile error with its message as text, as [`compile_str`] returns it.
+///
+/// Kept for the CLI until the library facade moves to [`compile_text`], which returns the
+/// typed [`CompileError`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CspfError {
-    /// The message.
+    /// The message (sift's wording).
     pub message: String,
     /// The offending text, when known.
     pub span: Option<Span>,
+    /// The error itself.
+    pub error: Box<CompileError>,
+}
+
+impl From<CompileError> for CspfError {
+    fn from(error: CompileError) -> CspfError {
+        CspfError { message: error.to_string(), span: error.span, error: Box::new(error) }
+    }
 }
 
 impl CspfError {
-    /// An error with `message` at `span`.
-    pub fn new(message: impl Into<String>, span: Option<Span>) -> CspfError {
-        CspfError { message: message.into(), span }
-    }
-
-    pub(crate) fn at(mut self, span: Span) -> CspfError {
-        self.span.get_or_insert(span);
-        self
-    }
-
-    pub(crate) fn at_opt(self, span: Option<Span>) -> CspfError {
-        match span {
-            Some(s) => self.at(s),
-            None => self,
-        }
-    }
-
     /// Whether the expression is fine but needs the indirect-push extension.
     pub fn needs_indirect(&self) -> bool {
-        self.message.contains(tree::NEEDS_INDIRECT)
+        needs_indirect(&self.error)
     }
 
     /// The diagnostic rendered against `source`, with `^^^` under the span.
     pub fn render(&self, source: &str) -> String {
-        match self.span {
-            Some(span) => Diagnostic::new(self.message.clone(), span).render(source),
-            None => format!("error: {}\n", self.message),
-        }
+        self.error.render(source)
     }
 }
 
@@ -237,13 +253,13 @@ impl CspfProgram {
     }
 }
 
-/// Compiles `expr` (`None`: the empty filter, which accepts everything) for link type
-/// `link_type` (a Linux DLT number: 1 is Ethernet; see [`SUPPORTED_DLTS`]).
+/// Compiles `expr` (`None`: the empty filter, which accepts everything) for `link` (one of
+/// [`SUPPORTED`]).
 pub fn compile(
     expr: Option<&Expr>,
-    link_type: i32,
+    link: LinkType,
     opts: &Options<'_>,
-) -> Result<CspfProgram, CspfError> {
+) -> Result<CspfProgram, CompileError> {
     let machine = Machine {
         short_circuit: opts.short_circuit,
         indirect: opts.indirect,
@@ -253,19 +269,31 @@ pub fn compile(
     let Some(expr) = expr else {
         return Ok(CspfProgram { words: Vec::new(), machine, exact: Exactness::default() });
     };
-    let tree = tree::build(expr, link_type, opts.indirect, opts.resolver)?;
+    let tree = tree::build(expr, link, opts.indirect, opts.resolver)?;
     let limits = codegen::Limits { max_words: opts.max_words, stack_depth: vm::STACK_DEPTH };
     let (insns, exact) = codegen::generate(&tree, &limits).map_err(|e| e.at(expr.span))?;
     Ok(CspfProgram { words: insn::encode(&insns), machine, exact })
 }
 
-/// Parses `src` (checking names with the options' resolver) and compiles it.
+/// Parses `src` (checking names with the options' resolver) and compiles it for `link`.
+pub fn compile_text(
+    src: &str,
+    link: LinkType,
+    opts: &Options<'_>,
+) -> Result<CspfProgram, CompileError> {
+    let expr = sift_filter::parse_with(src, opts.resolver)?;
+    compile(expr.as_ref(), link, opts)
+}
+
+/// [`compile_text`] for a link type given as a Linux DLT number, with the error as text.
+///
+/// Kept for the CLI until the library facade moves to [`compile_text`].
 pub fn compile_str(
     src: &str,
     link_type: i32,
     opts: &Options<'_>,
 ) -> Result<CspfProgram, CspfError> {
-    let expr = sift_filter::parse_with(src, opts.resolver)
-        .map_err(|e| CspfError::new(e.message(), Some(e.span)))?;
-    compile(expr.as_ref(), link_type, opts)
+    // A DLT number that is no link type's gets one no link type has, which CSPF refuses.
+    let link = LinkType::from_dlt(link_type).unwrap_or(LinkType::new(u16::MAX));
+    Ok(compile_text(src, link, opts)?)
 }

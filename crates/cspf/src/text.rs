@@ -51,17 +51,19 @@ pub fn disassemble(words: &[u16]) -> String {
     out
 }
 
+/// A number as `disassemble` writes it: decimal (at most 10 digits) or lowercase `0x` hex (at
+/// most 8 digits); a leading `0` is a decimal digit.
 fn parse_num(s: &str) -> Option<u32> {
-    if let Some(h) = s.strip_prefix("0x") {
-        if h.is_empty() || h.len() > 8 {
-            return None;
-        }
-        u32::from_str_radix(h, 16).ok()
-    } else if !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse().ok()
-    } else {
-        None
+    use sift_diag::number::{Radix, Syntax, parse};
+    if s.starts_with("0X") {
+        return None;
     }
+    let (n, radix) = parse(s, Syntax::HEX_OR_DECIMAL, u64::from(u32::MAX)).ok()?;
+    let fits = match radix {
+        Radix::Hex => s.len() - 2 <= 8,
+        _ => s.len() <= 10,
+    };
+    fits.then_some(n as u32)
 }
 
 /// Columns are counted in characters.

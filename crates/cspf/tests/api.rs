@@ -1,17 +1,18 @@
 //! The API `sift diff` uses: compile, run, `exact_for`, errors; and the demultiplexer with
 //! compiled filters, checked against sift's BPF verdicts.
 
-use sift_compile::{Context, compile_str};
+use sift_compile::CompileErrorKind;
+use sift_compile::pipeline::{self, LinkType};
 use sift_cspf::{Demux, Filter, Options};
 use sift_filter::TableResolver;
 use sift_gen::{Config, Generator, Link};
-use sift_verify::{Mode, validate};
 use sift_vm::Interpreter;
 
 #[test]
 fn exact_for_names_the_odd_length_blind_spot() {
     let r = TableResolver::well_known();
-    let p = sift_cspf::compile_str("ip[0] & 0xf > 5", 1, &Options::new(&r)).unwrap();
+    let p =
+        sift_cspf::compile_text("ip[0] & 0xf > 5", LinkType::EN10MB, &Options::new(&r)).unwrap();
     // The IPv4 version/IHL byte is byte 14: a 15-byte packet holds it, CSPF's word 7 is not
     // whole, so that length alone is not exact.
     let mut pkt = vec![0u8; 16];
@@ -28,7 +29,7 @@ fn exact_for_names_the_odd_length_blind_spot() {
 fn exact_for_with_the_extension() {
     let r = TableResolver::well_known();
     let opts = Options::new(&r).with_indirect(true);
-    let p = sift_cspf::compile_str("tcp dst port 80", 1, &opts).unwrap();
+    let p = sift_cspf::compile_text("tcp dst port 80", LinkType::EN10MB, &opts).unwrap();
     let mut pkt = vec![0u8; 74];
     pkt[12] = 0x08;
     pkt[14] = 0x45;
@@ -56,20 +57,23 @@ fn exact_for_with_the_extension() {
 #[test]
 fn errors_say_why_and_where() {
     let r = TableResolver::well_known();
-    let e = sift_cspf::compile_str("ip and tcp port 80", 1, &Options::new(&r)).unwrap_err();
-    assert!(e.needs_indirect());
+    let en10mb = LinkType::EN10MB;
+    let e = sift_cspf::compile_text("ip and tcp port 80", en10mb, &Options::new(&r)).unwrap_err();
+    assert!(sift_cspf::needs_indirect(&e), "{e}");
     assert_eq!(e.span.map(|s| (s.start, s.end)), Some((16, 18)));
-    let e = sift_cspf::compile_str("ip", 105, &Options::new(&r)).unwrap_err();
-    assert!(e.message.contains("fixed-length link headers"), "{e}");
-    let e = sift_cspf::compile_str("greater 100", 1, &Options::new(&r)).unwrap_err();
+    let e = sift_cspf::compile_text("ip", LinkType::IEEE802_11, &Options::new(&r)).unwrap_err();
+    assert!(matches!(e.kind, CompileErrorKind::TargetLinkType { .. }), "{e}");
+    let e = sift_cspf::compile_text("greater 100", en10mb, &Options::new(&r)).unwrap_err();
     assert!(e.render("greater 100").contains("^^^^^^^^^^^"), "{}", e.render("greater 100"));
-    assert!(sift_cspf::compile(None, 1, &Options::new(&r)).unwrap().words().is_empty());
+    assert!(sift_cspf::compile(None, en10mb, &Options::new(&r)).unwrap().words().is_empty());
+    // The text form kept for the CLI says the same.
+    let e = sift_cspf::compile_str("ip and tcp port 80", 1, &Options::new(&r)).unwrap_err();
+    assert!(e.needs_indirect() && e.message.contains("--cspf-indirect"), "{e}");
 }
 
 fn bpf(expr: &str, r: &TableResolver) -> Interpreter {
-    let ctx =
-        Context { link_type: 1, snaplen: 65535, netmask: None, linux_ext: false, resolver: r };
-    Interpreter::new(&validate(&compile_str(expr, &ctx).unwrap().0, Mode::Libpcap).unwrap())
+    let opts = pipeline::Options::new(LinkType::EN10MB, r).snaplen(65535).optimize(false);
+    Interpreter::new(&pipeline::compile(expr, &opts).unwrap().program)
 }
 
 #[test]
@@ -87,7 +91,7 @@ fn demultiplexer_with_compiled_filters() {
     ];
     let mut d = Demux::new();
     for (priority, cont, expr) in filters {
-        let program = sift_cspf::compile_str(expr, 1, &opts).unwrap();
+        let program = sift_cspf::compile_text(expr, LinkType::EN10MB, &opts).unwrap();
         d.add(Filter { priority, continue_lower: cont, program });
     }
     let oracles: Vec<Interpreter> = filters.iter().map(|f| bpf(f.2, &r)).collect();

@@ -5,7 +5,7 @@
 //! counted machine instructions with `iprof`; these are filter-machine instructions, the unit
 //! both interpreters execute. Run with `--nocapture` for the table.
 
-use sift_compile::{Context, compile_str};
+use sift_compile::pipeline::{self, LinkType};
 use sift_cspf::Options;
 use sift_filter::SystemResolver;
 use sift_gen::{Config, Generator, Link};
@@ -56,22 +56,17 @@ fn figure_8_instructions_per_packet() {
         pkts.len()
     );
     for (name, expr) in FILTERS {
-        let ctx = Context {
-            link_type: 1,
-            snaplen: 262_144,
-            netmask: None,
-            linux_ext: false,
-            resolver: &resolver,
-        };
-        let prog = compile_str(expr, &ctx).expect("sift compiles it");
-        let bpf = Interpreter::new(&validate(&prog.0, Mode::Libpcap).expect("valid"));
+        let unoptimized = pipeline::Options::new(LinkType::EN10MB, &resolver).optimize(false);
+        let prog = pipeline::compile(expr, &unoptimized).expect("sift compiles it");
+        let bpf = Interpreter::new(&prog.program);
         let opt = pcap.as_ref().map(|p| {
             let insns =
                 p.compile(1, 262_144, expr, true, 0xffff_ffff).expect("libpcap compiles it");
             Interpreter::new(&validate(&insns, Mode::Libpcap).expect("valid"))
         });
         let opts = Options::new(&resolver).with_indirect(true);
-        let cspf = sift_cspf::compile_str(expr, 1, &opts).expect("CSPF expresses it");
+        let cspf =
+            sift_cspf::compile_text(expr, LinkType::EN10MB, &opts).expect("CSPF expresses it");
         let (mut nb, mut no, mut nc, mut accepted) = (0u64, 0u64, 0u64, 0usize);
         for p in &pkts {
             let b = bpf.run_counted(p, p.len() as u32);

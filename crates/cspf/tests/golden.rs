@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use sift_compile::pipeline::LinkType;
 use sift_cspf::{Options, text};
 use sift_filter::TableResolver;
 
@@ -34,7 +35,7 @@ fn compiler_cases() {
     let resolver = TableResolver::well_known();
     let n = sift_testkit::golden_cases(&data("compile.txt"), |name, input| {
         let opts = Options::new(&resolver).with_indirect(name.starts_with("ind-"));
-        match sift_cspf::compile_str(input, 1, &opts) {
+        match sift_cspf::compile_text(input, LinkType::EN10MB, &opts) {
             Ok(p) => {
                 let text = p.to_text();
                 assert_eq!(text::assemble(&text).as_deref(), Ok(p.words()), "round trip");

@@ -13,7 +13,12 @@
 //!   layered on later; tests compare exact text.
 //! * **One-line sources stay simple.** A filter given in argv is one line, so the header is just
 //!   `error: message`. A multi-line source (`-F file`) gets `line:col` in the header.
+//!
+//! [`number`] holds the other thing every text front end shares: C-style numbers (`10`, `0x0a`,
+//! `012`), parsed once for the filter lexer, the BPF and CSPF assemblers and the code generator.
 #![forbid(unsafe_code)]
+
+pub mod number;
 
 use std::fmt::{self, Write as _};
 

@@ -34,7 +34,9 @@
 //!         "sift-compile".into()
 //!     }
 //!     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<sift_insn::Insn>, String> {
-//!         // sift_compile::compile(req.expr, req.link.dlt(), req.snaplen, req.netmask, …)
+//!         // sift_compile::pipeline::compile(req.expr, &Options::new(link, &resolver)…)
+//!         //     .map(|c| c.program.insns().to_vec())
+//!         //     .map_err(|e| e.libpcap_message())  // the corpus compares libpcap's wording
 //!         Err(format!("not written yet: {}", req.expr))
 //!     }
 //! }

@@ -277,8 +277,18 @@ impl ParseError {
     pub fn message(&self) -> String {
         match &self.kind {
             ParseErrorKind::CharUnexpected { ch } => format!("unexpected character `{ch}`"),
+            // "expected a primitive after `and`" says all at the end of the input.
+            ParseErrorKind::TokenUnexpected { found, expected }
+                if found == "end of input" && expected.contains(" after `") =>
+            {
+                format!("expected {expected}")
+            }
             ParseErrorKind::TokenUnexpected { found, expected } => {
                 format!("expected {expected}, found {found}")
+            }
+            ParseErrorKind::ValueTooLarge { what, value, max } => {
+                let what = what.strip_suffix(" number").unwrap_or(what);
+                format!("{what} {value} is out of range (0–{max})")
             }
             ParseErrorKind::NumberInvalid { text, base } => {
                 format!("number `{text}` contains a non-{base} digit")
@@ -302,7 +312,7 @@ impl ParseError {
             ParseErrorKind::PfReasonUnknown { name } => format!("unknown PF reason `{name}`"),
             ParseErrorKind::PfActionUnknown { name } => format!("unknown PF action `{name}`"),
             ParseErrorKind::NestingTooDeep => {
-                format!("expression nested too deeply (more than {} levels)", crate::MAX_DEPTH)
+                format!("expression nested too deeply (limit {})", crate::MAX_DEPTH)
             }
             _ => backticks(&self.libpcap_message()),
         }

@@ -356,27 +356,19 @@ fn bogus_eid_len(s: &[u8], i: usize) -> usize {
 
 /// Parses a `{N}` token's text as libpcap's `stoulen` does, with its error wording.
 pub(crate) fn parse_number(text: &str) -> Result<u32, ParseErrorKind> {
-    let b = text.as_bytes();
-    let (digits, radix, name, short) = if b.len() >= 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' {
-        (&text[2..], 16, "hexadecimal", "hex")
-    } else if b.len() > 1 && b[0] == b'0' {
-        (&text[1..], 8, "octal", "octal")
-    } else {
-        (text, 10, "decimal", "decimal")
-    };
-    // Digit by digit, as libpcap's stoulen: whichever of "bad digit" and "overflow" comes
-    // first is the error.
-    let mut n: u64 = 0;
-    for c in digits.chars() {
-        let d = c
-            .to_digit(radix)
-            .ok_or_else(|| ParseErrorKind::NumberInvalid { text: text.into(), base: short })?;
-        n = n * u64::from(radix) + u64::from(d);
-        if n > u64::from(u32::MAX) {
-            return Err(ParseErrorKind::NumberOverflow { text: text.into(), base: name });
+    use sift_diag::number::{NumberError, Syntax, parse};
+    match parse(text, Syntax::C, u64::from(u32::MAX)) {
+        Ok((n, _)) => Ok(n as u32),
+        // stoulen reads no digit as 0 (a bare `0x` is not a number token; address parts may
+        // be empty).
+        Err(NumberError::NoDigits(_)) => Ok(0),
+        Err(NumberError::Overflow(r)) => {
+            Err(ParseErrorKind::NumberOverflow { text: text.into(), base: r.long_name() })
+        }
+        Err(e) => {
+            Err(ParseErrorKind::NumberInvalid { text: text.into(), base: e.radix().short_name() })
         }
     }
-    Ok(n as u32)
 }
 
 /// Splits `src` into tokens, stopping at the first lexical error.

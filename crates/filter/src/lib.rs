@@ -16,10 +16,12 @@
 //!   qualifiers (`host a or b`), cleared by relations and abbreviations.
 //! * **Never a stack overflow:** `and`/`or` runs are parsed in a loop into a flat
 //!   [`ast::ExprKind::Chain`]; nesting (parentheses, `not`, unary minus, arithmetic) is capped
-//!   at [`MAX_DEPTH`] with the error "expression nested too deeply".
+//!   at [`MAX_DEPTH`] with the error "expression nested too deeply (limit 256)".
 //! * **Errors are data** ([`ParseError`]: a noun-first kind, a span, an optional auxiliary span),
-//!   rendered by `sift-diag`. [`ParseError::libpcap_message`] gives libpcap's exact wording;
-//!   [`ParseError::message`] is sift's (backticks, and "expected …, found …" for syntax errors).
+//!   rendered by `sift-diag`. [`ParseError::message`] is sift's wording (backticks, "expected …,
+//!   found …" for syntax errors, "port 70000 is out of range (0–65535)");
+//!   [`ParseError::libpcap_message`] gives libpcap's exact wording, for the corpus tests that
+//!   compare with libpcap.
 //! * **Name resolution is behind a trait** ([`Resolver`]). [`parse`] never looks a name up;
 //!   [`parse_with`] also checks every name against a resolver, as libpcap would at compile time.
 //!   The AST keeps the names as written; the code generator resolves them with the same
@@ -45,7 +47,7 @@
 //! assert_eq!(err.libpcap_message(), "port number 70000 greater than maximum 65535");
 //! assert_eq!(
 //!     err.render(src),
-//!     "error: port number 70000 greater than maximum 65535\n  tcp port 70000\n           ^^^^^\n"
+//!     "error: port 70000 is out of range (0–65535)\n  tcp port 70000\n           ^^^^^\n"
 //! );
 //! ```
 #![forbid(unsafe_code)]

@@ -123,10 +123,12 @@ impl<'a> Parser<'a> {
         if *self.peek() == t { Ok(self.bump()) } else { Err(self.unexpected(expected)) }
     }
 
+    /// Enters one level of nesting, just after the token that opens it (which the error
+    /// points at when the level is one too many).
     fn enter(&mut self) -> R<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(ParseError::new(K::NestingTooDeep, self.span()));
+            return Err(ParseError::new(K::NestingTooDeep, self.prev_span()));
         }
         Ok(())
     }
@@ -224,8 +226,19 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Kw(k) => self.keyword(k),
-            _ => Err(self.unexpected("a primitive, a relation, `not` or `(`")),
+            _ => Err(self.unexpected(&self.expected_term())),
         }
+    }
+
+    /// What may start a term here, naming the operator it follows when there is one (`tcp
+    /// and` wants "a primitive after `and`").
+    fn expected_term(&self) -> String {
+        if let Some(prev) = self.pos.checked_sub(1).map(|i| &self.toks[i])
+            && matches!(prev.tok, Tok::And | Tok::Or | Tok::Not)
+        {
+            return format!("a primitive after `{}`", self.text(prev.span));
+        }
+        "a primitive, a relation, `not` or `(`".into()
     }
 
     fn inherited_id(&mut self) -> R<Expr> {

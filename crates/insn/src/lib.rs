@@ -2,8 +2,8 @@
 //!
 //! Every other BPF crate (the validators in `sift-verify`, the interpreter in `sift-vm`, the
 //! compilers and JITs that come later) speaks in the types defined here, so this crate depends on
-//! nothing and contains no policy about which programs are *valid*: any 64-bit [`Insn`] can be
-//! represented, printed and parsed back.
+//! nothing but `sift-diag`'s number reader and contains no policy about which programs are
+//! *valid*: any 64-bit [`Insn`] can be represented, printed and parsed back.
 //!
 //! Design choices:
 //!

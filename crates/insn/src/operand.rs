@@ -187,21 +187,17 @@ pub(crate) fn column_of(text: &str, at: usize) -> usize {
     text.get(..at).map_or(at, |s| s.chars().count()) + 1
 }
 
-/// Parses decimal, `0x` hex, `0b` binary or leading-`0` octal digits (as `bpf_asm` does).
+/// Parses decimal, `0x` hex, `0b` binary or leading-`0` octal digits (as `bpf_asm` does), at
+/// most 70 digits.
 pub(crate) fn parse_number(s: &str) -> Option<u64> {
-    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        (h, 16)
-    } else if let Some(b) = s.strip_prefix("0b").or_else(|| s.strip_prefix("0B")) {
-        (b, 2)
-    } else if s.len() > 1 && s.starts_with('0') {
-        (&s[1..], 8)
-    } else {
-        (s, 10)
+    use sift_diag::number::{Radix, Syntax, parse};
+    let (n, radix) = parse(s, Syntax::ASSEMBLER, u64::MAX).ok()?;
+    let prefix = match radix {
+        Radix::Hex | Radix::Binary => 2,
+        Radix::Octal => 1,
+        Radix::Decimal => 0,
     };
-    if digits.is_empty() || digits.len() > 70 {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
+    (s.len() - prefix <= 70).then_some(n)
 }
 
 /// An operand, as written after a mnemonic.

@@ -184,8 +184,8 @@ impl Engines {
         let target = packets.target();
         let validated = match crate::filter::compile(expr, &target, false, &self.resolver) {
             Ok(v) => v,
-            Err(e @ FilterError::Compile { .. }) => return Ok(Comparison::Refused(e.to_string())),
-            Err(e) => return Err(DiffError::Filter(e)),
+            Err(e) if e.is_internal() => return Err(DiffError::Filter(e)),
+            Err(e) => return Ok(Comparison::Refused(e.to_string())),
         };
         let interp = sift_vm::Interpreter::new(&validated);
         let reference: Vec<u32> = packets.iter().map(|(p, w)| interp.run(p, w)).collect();
@@ -224,8 +224,8 @@ impl Engines {
                 run: Run::Optimized { instructions: None },
                 per_packet: same(vec![0; packets.len()]),
             }),
-            Err(e @ FilterError::Compile { .. }) => unavailable.push(("optimized", e.to_string())),
-            Err(e) => return Err(DiffError::Filter(e)),
+            Err(e) if e.is_internal() => return Err(DiffError::Filter(e)),
+            Err(e) => unavailable.push(("optimized", e.to_string())),
         }
 
         match &self.libpcap {

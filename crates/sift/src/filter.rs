@@ -12,10 +12,10 @@
 
 use std::fmt;
 
-use sift_compile::CompileError;
+use sift_compile::{CompileError, pipeline};
 use sift_filter::{Resolver, SystemResolver};
 use sift_pcap::{Interface, LinkType, Packet};
-use sift_verify::{Mode, Validated, ValidationError};
+use sift_verify::{Mode, Validated};
 
 /// A filter engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -74,42 +74,43 @@ pub enum FilterError {
     Compile {
         /// The expression.
         expr: String,
-        /// The compiler's error (message and span).
+        /// The compiler's error (what went wrong, as data, and where).
         error: CompileError,
     },
-    /// The compiler produced a program the validator refuses (a bug in sift).
-    #[error("internal error: the compiled filter is invalid: {0}")]
-    Invalid(ValidationError),
 }
 
 impl FilterError {
+    /// Whether the failure is sift's own (a compiled program its validator refuses), not the
+    /// expression's.
+    pub fn is_internal(&self) -> bool {
+        matches!(self, FilterError::Compile { error, .. } if error.is_internal())
+    }
+
     /// Whether the optimizer proved that the expression can never match ("expression rejects
     /// all packets", as libpcap says): an answer, not a mistake in the expression.
     pub fn rejects_all(&self) -> bool {
-        matches!(self, FilterError::Compile { error, .. }
-            if error.message == sift_compile::opt::REJECTS_ALL)
+        matches!(self, FilterError::Compile { error, .. } if error.is_rejects_all())
     }
 }
 
-/// Compiles `expr` for `target` (optimized when `optimize`, as tcpdump does unless `-O`) and
-/// validates the program with libpcap's rules. Names in the expression are looked up with
-/// `resolver`.
+/// Compiles `expr` for `target` (optimized when `optimize`, as tcpdump does unless `-O`)
+/// through [`sift_compile::pipeline`], validated with libpcap's rules. Names in the expression
+/// are looked up with `resolver`.
 pub fn compile(
     expr: &str,
     target: &Target,
     optimize: bool,
     resolver: &dyn Resolver,
 ) -> Result<Validated, FilterError> {
-    let ctx = sift_compile::Context {
-        link_type: target.link_type.dlt(),
-        snaplen: target.snaplen,
-        netmask: target.netmask,
-        linux_ext: target.linux_ext,
-        resolver,
-    };
-    let program = sift_compile::compile_program(expr, &ctx, optimize)
-        .map_err(|error| FilterError::Compile { expr: expr.to_owned(), error })?;
-    sift_verify::validate(&program, Mode::Libpcap).map_err(FilterError::Invalid)
+    let opts = pipeline::Options::new(target.link_type, resolver)
+        .snaplen(target.snaplen)
+        .netmask(target.netmask)
+        .linux_ext(target.linux_ext)
+        .optimize(optimize)
+        .mode(Mode::Libpcap);
+    pipeline::compile(expr, &opts)
+        .map(|compiled| compiled.program)
+        .map_err(|error| FilterError::Compile { expr: expr.to_owned(), error })
 }
 
 /// A validated program ready to run on one engine.

@@ -14,7 +14,7 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use sift_capture::{Capture, CaptureError, Config, Frame, FrameMeta, Placement, Stats, UserFilter};
-use sift_insn::{Insn, code};
+use sift_insn::code;
 use sift_pcap::{LinkType, Packet, Timestamp};
 use sift_verify::Validated;
 
@@ -139,14 +139,10 @@ impl Session {
         engine: Engine,
     ) -> Result<Placement, LiveError> {
         let snaplen = self.snaplen();
-        let validated = match expr {
-            Some(text) => {
-                let resolver = sift_filter::SystemResolver::new();
-                let target = Target::live(self.link_type, snaplen);
-                crate::filter::compile(text, &target, optimize, &resolver)?
-            }
-            None => accept_all(snaplen)?,
-        };
+        // No expression: the empty filter, which keeps `snaplen` bytes of every packet.
+        let resolver = sift_filter::SystemResolver::new();
+        let target = Target::live(self.link_type, snaplen);
+        let validated = crate::filter::compile(expr.unwrap_or(""), &target, optimize, &resolver)?;
         let placement =
             self.cap.set_filter(validated.insns(), || user_filter(&validated, engine))?;
         self.filter = Some((validated, engine));
@@ -198,12 +194,6 @@ impl Session {
         let Taker { captured, failure, full, .. } = taker;
         Ok(Outcome { stats, captured, full, failure, error })
     }
-}
-
-/// The program that keeps `snaplen` bytes of every packet.
-fn accept_all(snaplen: u32) -> Result<Validated, FilterError> {
-    let prog = [Insn::stmt(code::BPF_RET | code::BPF_K, snaplen)];
-    sift_verify::validate(&prog, sift_verify::Mode::Libpcap).map_err(FilterError::Invalid)
 }
 
 /// Hands packets to the sink until the count, a failure or a full sink.

@@ -315,7 +315,7 @@ fn usage_errors_exit_1_with_a_reason() {
     let o = run(sift().args(["-r", sample, "-w"]).arg(&out).args(["tcp", "port", "8o"]));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("unknown port '8o'") && stderr(&o).contains("^^"),
+        stderr(&o).contains("unknown port `8o`") && stderr(&o).contains("^^"),
         "{}",
         stderr(&o)
     );

@@ -10,7 +10,7 @@
 //!   without failing (the forward bound, met over *all* predecessors, where the dominator
 //!   facts of [`super::known`] see only dominating loads);
 //! * **its failure is anticipated**: on every path from it to a return of anything but
-//!   `#0`, a load that fails whenever it fails runs later (the backward bound, [`Cover`]).
+//!   `#0`, a load that fails whenever it fails runs later (the backward bound, `Cover`).
 //!   Then on a packet where it fails, the program without it still ends with 0.
 //!
 //! Only loads whose failure is exactly "the captured length is below `end`" count: absolute

@@ -40,7 +40,7 @@
 //! bounds one number per block (one sweep each way), and nothing recurses over the graph.
 //!
 //! [`returns`] runs once after the loop and changes no measure the loop sees: the loop starts
-//! by undoing it ([`returns::unshare`]), so optimizing an optimized graph gives it back.
+//! by undoing it (`returns::unshare`), so optimizing an optimized graph gives it back.
 //!
 //! **Semantics kept.** The optimized program returns, on every packet, what the original
 //! returns: the same value for every accepted or rejected packet, including packets too short
@@ -101,7 +101,8 @@ pub(crate) type FastMap<K, V> =
 pub(crate) type FastSet<K> =
     std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
 
-use crate::r#gen::{CompileError, Context};
+use crate::error::{CompileError, CompileErrorKind};
+use crate::r#gen::Context;
 use crate::ir::*;
 use sift_insn::Program;
 
@@ -116,7 +117,8 @@ pub struct OptStats {
     pub stmts: (usize, usize),
 }
 
-/// The message libpcap gives when the optimized program can never accept.
+/// The message libpcap gives when the optimized program can never accept
+/// ([`CompileErrorKind::RejectsAll`]; classify with [`CompileError::is_rejects_all`]).
 pub const REJECTS_ALL: &str = "expression rejects all packets";
 
 fn size(cfg: &Cfg) -> (usize, usize) {
@@ -173,19 +175,22 @@ pub fn rejects_all(cfg: &Cfg) -> bool {
 /// it when `optimize` is set, and emits the program: what `pcap_compile` does. When
 /// optimizing proves that no packet can be accepted the answer is libpcap's error
 /// "expression rejects all packets" (without optimization the same filter compiles).
+///
+/// Kept for the CLI until the library facade moves to [`crate::pipeline::compile`], which
+/// takes a `sift_wire::LinkType` and also validates.
 pub fn compile_program(
     src: &str,
     ctx: &Context<'_>,
     optimize: bool,
 ) -> Result<Program, CompileError> {
-    let expr = sift_filter::parse_with(src, ctx.resolver)
-        .map_err(|e| CompileError { message: e.libpcap_message(), span: Some(e.span) })?;
+    let expr = sift_filter::parse_with(src, ctx.resolver)?;
     let mut cfg = crate::r#gen::compile(expr.as_ref(), ctx)?;
     if optimize {
         self::optimize(&mut cfg);
         if rejects_all(&cfg) {
-            return Err(CompileError::new(REJECTS_ALL, None));
+            return Err(CompileError::new(CompileErrorKind::RejectsAll, None));
         }
     }
-    crate::emit::emit(&cfg).map_err(|e| CompileError::new(format!("internal error: {e}"), None))
+    crate::emit::emit(&cfg)
+        .map_err(|e| CompileError::new(CompileErrorKind::Internal(e.to_string()), None))
 }

@@ -11,7 +11,7 @@
 //!
 //! This runs once, after the passes reached their fixed point: [`super::simplify`] undoes it
 //! (it copies returns into jumps), which is right while the passes still rewrite the graph;
-//! [`unshare`] undoes it before they start.
+//! `unshare` undoes it before they start.
 //!
 //! **Invariant kept.** A jump to a block that only returns `#k` returns `#k`: every run
 //! returns what it returned.

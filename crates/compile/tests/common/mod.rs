@@ -4,6 +4,8 @@
 
 use sift_compile::build::{Builder, Cmp, Load, Pred};
 use sift_compile::ir::{BlockId, Cfg, Size};
+use sift_compile::pipeline::{LinkType, Options};
+use sift_filter::Resolver;
 use sift_insn::Program;
 use sift_verify::{Mode, validate};
 use sift_vm::Interpreter;
@@ -27,6 +29,19 @@ pub const FIXED_LINKS: &[&str] = &[
 ];
 
 pub const SNAPLEN: u32 = 262144;
+
+/// A link type named as `tcpdump -y` names it, or given as a DLT number.
+pub fn link(name: &str) -> LinkType {
+    match name.parse::<i32>() {
+        Ok(dlt) => LinkType::from_dlt(dlt).expect("a DLT number"),
+        Err(_) => LinkType::from_name(name).expect("a link type name"),
+    }
+}
+
+/// Pipeline options for `link` with `resolver`, unoptimized (libpcap's `-O`).
+pub fn unoptimized<'a>(link: LinkType, resolver: &'a dyn Resolver) -> Options<'a> {
+    Options::new(link, resolver).optimize(false)
+}
 pub const ETH_IP: u32 = 0x800;
 pub const ETH_IP6: u32 = 0x86dd;
 pub const TCP: u32 = 6;

@@ -2,9 +2,7 @@
 //! unoptimized programs (listing and verdicts), long chains and trampolines, IR invariants,
 //! and golden dumps.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use sift_compile::build::{BuildError, Builder, Cmp, Load};
 use sift_compile::emit::{emit, emit_with_stats};
 use sift_compile::ir::*;
@@ -178,11 +176,11 @@ fn nested_and_or_not() {
     let p = b.or_all([left, right, never]).unwrap();
     let (_, vm) = compile(&b.finish(p, 7), true);
     let cases = [
-        (ipv4(6, 5, 0, &common::l4(1, 2)), 0),
-        (ipv4(17, 5, 0, &common::l4(1, 2)), 7),
-        (ipv6(17, false, &common::l4(1, 2)), 7),
-        (ipv6(6, false, &common::l4(1, 2)), 7),
-        (ipv6(1, false, &common::l4(1, 2)), 0),
+        (ipv4(6, 5, 0, &crate::common::l4(1, 2)), 0),
+        (ipv4(17, 5, 0, &crate::common::l4(1, 2)), 7),
+        (ipv6(17, false, &crate::common::l4(1, 2)), 7),
+        (ipv6(6, false, &crate::common::l4(1, 2)), 7),
+        (ipv6(1, false, &crate::common::l4(1, 2)), 0),
         (eth(0x806, &[0; 28]), 0),
     ];
     for (p, want) in cases {
@@ -196,10 +194,10 @@ fn nested_and_or_not() {
     b.prepend(&p, &[Stmt::Ldx(XSrc::Imm(4))]);
     let (prog, vm) = compile(&b.finish(p, 3), true);
     assert_eq!(prog[0], Insn::stmt(BPF_LDX | BPF_IMM, 4));
-    let mut tagged = ipv4(6, 5, 0, &common::l4(1, 2));
+    let mut tagged = ipv4(6, 5, 0, &crate::common::l4(1, 2));
     tagged.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
     assert_eq!(vm.run(&tagged, tagged.len() as u32), 3);
-    assert_eq!(vm.run(&ipv4(6, 5, 0, &common::l4(1, 2)), 60), 0);
+    assert_eq!(vm.run(&ipv4(6, 5, 0, &crate::common::l4(1, 2)), 60), 0);
 
     let mut b = Builder::new();
     let t = b.always();

@@ -1,7 +1,8 @@
 //! The code generator against the system libpcap's unoptimized programs: byte identity for a
 //! list of core expressions (and the same return value everywhere when not identical).
 
-use sift_compile::{Context, compile_str};
+use crate::common::unoptimized;
+use sift_compile::pipeline::{self, LinkType, Options};
 use sift_filter::TableResolver;
 use sift_libpcap::Libpcap;
 
@@ -265,8 +266,9 @@ pub const CORE: &[(i32, &str)] = &[
     (1, "decnet src and dst 10.10"),
 ];
 
-fn ctx(dlt: i32, resolver: &TableResolver) -> Context<'_> {
-    Context { link_type: dlt, snaplen: 262144, netmask: None, linux_ext: false, resolver }
+/// Unoptimized options for a DLT number (the libpcap oracle's numbering).
+fn opts(dlt: i32, resolver: &TableResolver) -> Options<'_> {
+    unoptimized(LinkType::from_dlt(dlt).expect("a DLT number"), resolver)
 }
 
 #[test]
@@ -275,17 +277,17 @@ fn core_expressions_are_byte_identical_to_libpcap() {
     let resolver = TableResolver::well_known();
     let (mut same, mut differ) = (0, Vec::new());
     for &(dlt, expr) in CORE {
-        let ours = compile_str(expr, &ctx(dlt, &resolver))
+        let ours = pipeline::compile(expr, &opts(dlt, &resolver))
             .unwrap_or_else(|e| panic!("DLT {dlt} `{expr}`: {}", e.render(expr)));
         let theirs = pcap
             .compile(dlt, 262144, expr, false, 0xffff_ffff)
             .unwrap_or_else(|e| panic!("libpcap DLT {dlt} `{expr}`: {e}"));
-        if ours.0 == theirs {
+        if ours.program.insns() == theirs.as_slice() {
             same += 1;
         } else {
             differ.push(format!(
                 "DLT {dlt} `{expr}`:\n--- sift\n{}--- libpcap\n{}",
-                sift_insn::text::listing(&ours.0),
+                sift_insn::text::listing(ours.program.insns()),
                 sift_insn::text::listing(&theirs)
             ));
         }
@@ -308,16 +310,26 @@ fn linux_extensions_are_byte_identical_to_libpcap() {
         (113, "ifindex 2"),
         (12, "inbound"),
     ] {
-        let ctx = Context { linux_ext: true, ..ctx(dlt, &resolver) };
-        let ours = compile_str(expr, &ctx).unwrap_or_else(|e| panic!("`{expr}`: {e}"));
+        let live = opts(dlt, &resolver).linux_ext(true);
+        let ours = pipeline::compile(expr, &live).unwrap_or_else(|e| panic!("`{expr}`: {e}"));
         let theirs = pcap.compile(dlt, 262144, expr, false, 0xffff_ffff).unwrap();
         assert_eq!(
-            sift_insn::text::listing(&ours.0),
+            sift_insn::text::listing(ours.program.insns()),
             sift_insn::text::listing(&theirs),
             "DLT {dlt} `{expr}`"
         );
         // Without them (a savefile), libpcap 1.11's refusal.
-        let err = compile_str(expr, &self::ctx(dlt, &resolver)).unwrap_err();
-        assert!(err.message.starts_with("not a live capture"), "{err}");
+        let err = pipeline::compile(expr, &opts(dlt, &resolver)).unwrap_err();
+        assert!(
+            matches!(
+                err.kind,
+                sift_compile::CompileErrorKind::NotOnLinkType {
+                    what: sift_compile::error::LinkFeature::Direction(_)
+                        | sift_compile::error::LinkFeature::Ifindex,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 }

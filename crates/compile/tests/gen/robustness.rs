@@ -3,7 +3,9 @@
 //! the parser before it can overflow the stack, and primitives that exhaust scratch memory or
 //! the `protochain` budget give errors, not panics.
 
-use sift_compile::{Context, compile_str, link_type_by_name};
+use crate::common::{link, unoptimized};
+use sift_compile::pipeline::{self, Compiled, Options};
+use sift_compile::{CompileError, CompileErrorKind};
 use sift_filter::TableResolver;
 
 const LINKS: &[&str] = &[
@@ -21,29 +23,33 @@ const LINKS: &[&str] = &[
     "PPI",
 ];
 
-fn ctx<'a>(link: &str, resolver: &'a TableResolver) -> Context<'a> {
-    Context {
-        link_type: link_type_by_name(link).unwrap(),
-        snaplen: 262_144,
-        netmask: Some(0xffff_ff00),
-        linux_ext: false,
-        resolver,
-    }
+fn opts<'a>(name: &str, resolver: &'a TableResolver) -> Options<'a> {
+    unoptimized(link(name), resolver).netmask(Some(0xffff_ff00))
 }
 
-/// Compiles `expr`, validates the program and runs it on a few frames.
+fn compile(expr: &str, name: &str, resolver: &TableResolver) -> Result<Compiled, CompileError> {
+    pipeline::compile(expr, &opts(name, resolver))
+}
+
+/// An error, not an invalid program or a bug (the pipeline validates what it emits).
+fn refusal(link: &str, expr: &str, e: &CompileError) {
+    assert!(
+        !matches!(e.kind, CompileErrorKind::Invalid(_) | CompileErrorKind::Internal(_)),
+        "{link} {expr}: {e}"
+    );
+    assert!(!e.to_string().is_empty());
+}
+
+/// Compiles `expr` (the pipeline validates the program) and runs it on a few frames.
 fn compile_valid(link: &str, expr: &str) -> usize {
     let r = TableResolver::well_known();
-    let prog =
-        compile_str(expr, &ctx(link, &r)).unwrap_or_else(|e| panic!("{link}: {}", e.message)).0;
-    let v = sift_verify::validate(&prog, sift_verify::Mode::Libpcap)
-        .unwrap_or_else(|e| panic!("{link}: {e}"));
-    let vm = sift_vm::Interpreter::new(&v);
+    let c = compile(expr, link, &r).unwrap_or_else(|e| panic!("{link}: {e}"));
+    let vm = sift_vm::Interpreter::new(&c.program);
     for len in [0usize, 14, 60, 200] {
         let frame: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
         let _ = vm.run(&frame, len as u32);
     }
-    prog.len()
+    c.program.insns().len()
 }
 
 #[test]
@@ -76,11 +82,11 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     for depth in [300, 10_000, 100_000] {
         for (open, close) in [("(", ")"), ("not (", ")"), ("(ip[", "] > 0)")] {
             let expr = format!("{}tcp{}", open.repeat(depth), close.repeat(depth));
-            let e = compile_str(&expr, &ctx("EN10MB", &r));
+            let e = compile(&expr, "EN10MB", &r);
             assert!(e.is_err(), "depth {depth} of {open:?} compiled");
         }
         let neg = format!("{}1 > 0", "-".repeat(depth));
-        assert!(compile_str(&neg, &ctx("EN10MB", &r)).is_err(), "depth {depth} of negations");
+        assert!(compile(&neg, "EN10MB", &r).is_err(), "depth {depth} of negations");
     }
     // Within the cap, nesting compiles.
     let expr = format!("{}tcp{}", "not (".repeat(100), ")".repeat(100));
@@ -94,16 +100,13 @@ fn resource_limits_are_errors() {
     let sum = (0..40).map(|i| format!("(ip[{i}] + (1 + (2 + (3 + 4))))")).collect::<Vec<_>>();
     let deep = format!("{} > 0", (0..17).fold("1".to_string(), |acc, i| format!("({i} + {acc})")));
     for (expr, link) in [(sum.join(" * ") + " > 0", "EN10MB"), (deep, "IEEE802_11")] {
-        match compile_str(&expr, &ctx(link, &r)) {
-            Ok(p) => {
-                sift_verify::validate(&p.0, sift_verify::Mode::Libpcap).unwrap();
-            }
-            Err(e) => assert!(!e.message.is_empty()),
+        if let Err(e) = compile(&expr, link, &r) {
+            refusal(link, &expr, &e);
         }
     }
     let many = ["protochain 6"; 5].join(" or ");
-    let e = compile_str(&many, &ctx("EN10MB", &r)).expect_err("protochain budget");
-    assert!(e.is_unsupported(), "{}", e.message);
+    let e = compile(&many, "EN10MB", &r).expect_err("protochain budget");
+    assert!(e.is_unsupported(), "{e}");
     // Every `protochain` kind, `vxlan`/`geneve` with later primitives, 802.11 and pflog
     // fields over every link type: errors or valid programs.
     for link in LINKS {
@@ -115,12 +118,8 @@ fn resource_limits_are_errors() {
             "action block and on em0 and rnr 5",
             "radio[3] = 1 and ip[2:2] < len",
         ] {
-            match compile_str(expr, &ctx(link, &r)) {
-                Ok(p) => {
-                    sift_verify::validate(&p.0, sift_verify::Mode::Libpcap)
-                        .unwrap_or_else(|e| panic!("{link} {expr}: {e}"));
-                }
-                Err(e) => assert!(!e.message.is_empty()),
+            if let Err(e) = compile(expr, link, &r) {
+                refusal(link, expr, &e);
             }
         }
     }

@@ -30,11 +30,9 @@
 //! and sift to a 128-step unrolled walk (its programs cannot loop), so their sizes measure that
 //! choice, not the optimizer.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use sift_compile::{Context, compile_program};
+use sift_compile::pipeline::{self, Options};
 use sift_filetests::{Corpus, ExprGen, Frame, LinkType, PacketSet};
 use sift_filter::{Layered, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
@@ -115,19 +113,19 @@ fn corpus_sizes_against_libpcap_opt_listings() {
     let mut per: BTreeMap<&str, Dist> = BTreeMap::new();
     let mut longer = Vec::new();
     for c in corpus.accept.iter().filter(|c| {
-        common::FIXED_LINKS.contains(&c.link.name().unwrap()) && !c.expr.contains("protochain")
+        crate::common::FIXED_LINKS.contains(&c.link.name().unwrap())
+            && !c.expr.contains("protochain")
     }) {
         let Some(opt) = c.opt.as_deref().and_then(|t| sift_insn::text::parse(t).ok()) else {
             continue;
         };
-        let ctx = Context {
-            link_type: c.link.dlt(),
-            snaplen: c.snaplen as u32,
-            netmask: (c.netmask != 0xffff_ffff).then_some(c.netmask),
-            linux_ext: c.linuxext,
-            resolver: &resolver,
+        let opts = Options::new(c.link, &resolver)
+            .snaplen(c.snaplen as u32)
+            .netmask((c.netmask != 0xffff_ffff).then_some(c.netmask))
+            .linux_ext(c.linuxext);
+        let Ok(prog) = pipeline::compile(&c.expr, &opts).map(|c| c.program.to_program()) else {
+            continue;
         };
-        let Ok(prog) = compile_program(&c.expr, &ctx, true) else { continue };
         per.entry(c.link.name().unwrap()).or_default().add(prog.len(), opt.len());
         if prog.len() > opt.len() {
             longer.push(format!(
@@ -157,16 +155,10 @@ fn generated_sizes_against_system_libpcap() {
     let (mut unfaithful, mut longer_unfaithful) = (0, 0);
     let mut longer = Vec::new();
     let mut dump = std::env::var_os("SIFT_OPT_DUMP").and_then(|p| std::fs::File::create(p).ok());
-    for (i, name) in common::FIXED_LINKS.iter().enumerate() {
+    for (i, name) in crate::common::FIXED_LINKS.iter().enumerate() {
         let link = LinkType::from_name(name).unwrap();
         let set = PacketSet::generate(link, 0x0f5e + i as u64, 200, 50);
-        let ctx = Context {
-            link_type: link.dlt(),
-            snaplen: 262144,
-            netmask: None,
-            linux_ext: false,
-            resolver: &resolver,
-        };
+        let opts = Options::new(link, &resolver);
         let n = if *name == "EN10MB" { 1500 } else { 300 };
         for src in ExprGen::new(0x5eed + i as u64, name).take(n) {
             if src.contains("protochain") {
@@ -175,7 +167,9 @@ fn generated_sizes_against_system_libpcap() {
             let Ok(reference) = pcap.compile(link.dlt(), 262144, &src, true, 0xffff_ffff) else {
                 continue;
             };
-            let Ok(prog) = compile_program(&src, &ctx, true) else { continue };
+            let Ok(prog) = pipeline::compile(&src, &opts).map(|c| c.program.to_program()) else {
+                continue;
+            };
             per.entry(name).or_default().add(prog.len(), reference.len());
             let unopt = pcap.compile(link.dlt(), 262144, &src, false, 0xffff_ffff).expect(&src);
             let kept = verdicts_kept(&pcap, &reference, &unopt, &set, prog.insns());

@@ -1,15 +1,20 @@
 //! The code generator as the harness's candidate: the libpcap corpus's accept cases on the
 //! supported link types, and a differential run against the system libpcap on generated
 //! expressions. Wrong answers (a program that returns another value on some packet, or
-//! compiling what libpcap refuses) must be zero; refusals with "not supported by sift yet" are
-//! counted apart. Run with `--nocapture` for the figures.
+//! compiling what libpcap refuses) must be zero; refusals of what sift does not support yet
+//! ([`sift_compile::CompileError::is_unsupported`]) are counted apart. Errors reach the harness
+//! in libpcap's wording ([`sift_compile::CompileError::libpcap_message`]), which the reject
+//! cases compare with the corpus. Run with `--nocapture` for the figures.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
-use sift_compile::{Context, UNSUPPORTED, compile_str};
+use crate::common::unoptimized;
+use sift_compile::pipeline;
 use sift_filetests::{
-    Candidate, Category, CompileRequest, Corpus, ExprGen, LibpcapCandidate, LinkType, Options,
-    PacketSets, Report, check_accept, check_apply, check_differential, check_reject, known,
+    Candidate, Category, CompileRequest, Corpus, ExprGen, Failure, LibpcapCandidate, LinkType,
+    Options, PacketSets, Report, check_accept, check_apply, check_differential, check_reject,
+    known,
 };
 use sift_filter::{Layered, Resolver, SystemResolver, TableResolver};
 use sift_libpcap::Libpcap;
@@ -49,6 +54,19 @@ const LINKS: &[&str] = &[
 struct Sift {
     resolver: Box<dyn Resolver>,
     fixtures: bool,
+    /// `(expression, link type)` of every refusal of something sift does not support yet.
+    unsupported: RefCell<BTreeSet<(String, &'static str)>>,
+}
+
+impl Sift {
+    fn new(resolver: Box<dyn Resolver>, fixtures: bool) -> Sift {
+        Sift { resolver, fixtures, unsupported: RefCell::default() }
+    }
+
+    /// Whether the failure is a refusal of something sift does not support yet.
+    fn unsupported(&self, f: &Failure) -> bool {
+        self.unsupported.borrow().contains(&(f.expr.clone(), f.link))
+    }
 }
 
 impl Candidate for Sift {
@@ -56,14 +74,18 @@ impl Candidate for Sift {
         "sift-compile".into()
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<sift_insn::Insn>, String> {
-        let ctx = Context {
-            link_type: req.link.dlt(),
-            snaplen: req.snaplen as u32,
-            netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
-            linux_ext: req.linuxext,
-            resolver: &*self.resolver,
-        };
-        compile_str(req.expr, &ctx).map(|p| p.0).map_err(|e| e.message)
+        let opts = unoptimized(req.link, &*self.resolver)
+            .snaplen(req.snaplen as u32)
+            .netmask((req.netmask != 0xffff_ffff).then_some(req.netmask))
+            .linux_ext(req.linuxext);
+        pipeline::compile(req.expr, &opts).map(|c| c.program.insns().to_vec()).map_err(|e| {
+            if e.is_unsupported() {
+                self.unsupported
+                    .borrow_mut()
+                    .insert((req.expr.to_string(), req.link.name().unwrap()));
+            }
+            e.libpcap_message()
+        })
     }
     fn supports_linuxext(&self) -> bool {
         true
@@ -80,12 +102,12 @@ fn opts() -> Options {
 
 /// `(unsupported refusals, other refusals, wrong answers)` of a report; wrong answers are
 /// listed in the third element.
-fn tally(r: &Report, explained: bool) -> (usize, Vec<String>, Vec<String>) {
+fn tally(cand: &Sift, r: &Report, explained: bool) -> (usize, Vec<String>, Vec<String>) {
     let (mut unsupported, mut refused, mut wrong) = (0, Vec::new(), Vec::new());
     for f in &r.all_failures {
         let refusal = f.category == Category::CompileError
             || (f.category == Category::AcceptDiffers && f.detail.starts_with("candidate refused"));
-        if refusal && f.detail.contains(UNSUPPORTED) {
+        if refusal && cand.unsupported(f) {
             unsupported += 1;
         } else if refusal {
             refused.push(f.to_string());
@@ -109,15 +131,14 @@ fn corpus_accept_cases_on_supported_link_types() {
     if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
         fixtures.load_mixed(&text);
     }
-    let cand =
-        Sift { resolver: Box::new(Layered(fixtures, SystemResolver::new())), fixtures: true };
+    let cand = Sift::new(Box::new(Layered(fixtures, SystemResolver::new())), true);
     let mut sets = PacketSets::new(0x51f7, 1000, 200, Some(dir.join("captures")));
     let (mut passed, mut all_wrong, mut all_refused) = (0, Vec::new(), Vec::new());
     for link in LINKS {
         let cases: Vec<_> =
             corpus.accept.iter().filter(|c| c.link.name().unwrap() == *link).cloned().collect();
         let r = check_accept(&cand, &cases, &mut sets, opts());
-        let (unsupported, refused, wrong) = tally(&r, true);
+        let (unsupported, refused, wrong) = tally(&cand, &r, true);
         let explained = r.failed() - unsupported - refused.len() - wrong.len();
         println!(
             "accept {link:>10}: {:>4} cases, {:>4} passed, {:>3} unsupported, {:>3} refused, \
@@ -133,7 +154,7 @@ fn corpus_accept_cases_on_supported_link_types() {
         );
         if std::env::var("SIFT_SHOW_UNSUPPORTED").is_ok() {
             let mut by: BTreeMap<String, usize> = BTreeMap::new();
-            for f in r.all_failures.iter().filter(|f| f.detail.contains(UNSUPPORTED)) {
+            for f in r.all_failures.iter().filter(|f| cand.unsupported(f)) {
                 *by.entry(f.detail.clone()).or_default() += 1;
             }
             println!("{by:#?}");
@@ -155,7 +176,7 @@ fn fixture_candidate(dir: &std::path::Path) -> Sift {
     if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
         fixtures.load_mixed(&text);
     }
-    Sift { resolver: Box::new(Layered(fixtures, SystemResolver::new())), fixtures: true }
+    Sift::new(Box::new(Layered(fixtures, SystemResolver::new())), true)
 }
 
 /// Reject cases: sift must refuse every one. TESTrun compiles them optimized, so the cases
@@ -243,7 +264,7 @@ fn corpus_apply_cases() {
     let Some(corpus) = sift_testkit::oracle("libpcap corpus", Corpus::load(&dir)) else { return };
     let cand = fixture_candidate(&dir);
     let r = check_apply(&cand, &corpus.apply, opts());
-    let (unsupported, refused, wrong) = tally(&r, true);
+    let (unsupported, refused, wrong) = tally(&cand, &r, true);
     let explained = r.failed() - unsupported - refused.len() - wrong.len();
     println!(
         "apply: {} cases, {} passed, {unsupported} unsupported, {} refused, {} wrong, \
@@ -258,7 +279,7 @@ fn corpus_apply_cases() {
         println!("  {f}");
     }
     if std::env::var("SIFT_SHOW_UNSUPPORTED").is_ok() {
-        for f in r.all_failures.iter().filter(|f| f.detail.contains(UNSUPPORTED)) {
+        for f in r.all_failures.iter().filter(|f| cand.unsupported(f)) {
             println!("  unsupported: {f}");
         }
     }
@@ -270,7 +291,7 @@ fn corpus_apply_cases() {
 fn differential_against_libpcap() {
     let Some(pcap) = sift_testkit::oracle("system libpcap", Libpcap::load()) else { return };
     let reference = LibpcapCandidate { pcap: &pcap, optimize: false };
-    let cand = Sift { resolver: Box::new(SystemResolver::new()), fixtures: false };
+    let cand = Sift::new(Box::new(SystemResolver::new()), false);
     let mut totals = BTreeMap::new();
     let mut all_wrong = Vec::new();
     for (i, name) in ["EN10MB", "RAW", "LINUX_SLL"].into_iter().enumerate() {
@@ -279,7 +300,7 @@ fn differential_against_libpcap() {
         let set = sets.get(link).clone();
         let exprs = ExprGen::new(0xe4 + i as u64, name).take(1000);
         let r = check_differential(&cand, &reference, &exprs, &set, opts());
-        let (unsupported, refused, wrong) = tally(&r, false);
+        let (unsupported, refused, wrong) = tally(&cand, &r, false);
         let compiled = r.figures.get("both compiled").copied().unwrap_or(0);
         let identical = r.figures.get("identical programs").copied().unwrap_or(0);
         println!(
@@ -295,7 +316,7 @@ fn differential_against_libpcap() {
         }
         if std::env::var("SIFT_SHOW_UNSUPPORTED").is_ok() {
             let mut by: BTreeMap<String, usize> = BTreeMap::new();
-            for f in r.all_failures.iter().filter(|f| f.detail.contains(UNSUPPORTED)) {
+            for f in r.all_failures.iter().filter(|f| cand.unsupported(f)) {
                 *by.entry(f.detail.clone()).or_default() += 1;
             }
             println!("{by:#?}");
@@ -344,14 +365,14 @@ fn differential_on_corpus_expressions() {
     exprs.sort();
     exprs.dedup();
     let reference = LibpcapCandidate { pcap: &pcap, optimize: false };
-    let cand = Sift { resolver: Box::new(SystemResolver::new()), fixtures: false };
+    let cand = Sift::new(Box::new(SystemResolver::new()), false);
     let mut all_wrong = Vec::new();
     for (i, name) in ["EN10MB", "LINUX_SLL", "RAW"].into_iter().enumerate() {
         let link = LinkType::from_name(name).unwrap();
         let mut sets = PacketSets::new(0xc0 + i as u64, 400, 100, Some(dir.join("captures")));
         let set = sets.get(link).clone();
         let r = check_differential(&cand, &reference, &exprs, &set, opts());
-        let (unsupported, refused, wrong) = tally(&r, true);
+        let (unsupported, refused, wrong) = tally(&cand, &r, true);
         println!(
             "corpus differential {name:>9}: {} exprs, {} passed ({} both compiled, {} \
              byte-identical, {} both refused), {unsupported} unsupported, {} other refusals, \
@@ -380,7 +401,7 @@ fn differential_on_corpus_expressions() {
 fn differential_more_link_types() {
     let Some(pcap) = sift_testkit::oracle("system libpcap", Libpcap::load()) else { return };
     let reference = LibpcapCandidate { pcap: &pcap, optimize: false };
-    let cand = Sift { resolver: Box::new(SystemResolver::new()), fixtures: false };
+    let cand = Sift::new(Box::new(SystemResolver::new()), false);
     let mut all_wrong = Vec::new();
     for (i, name) in [
         "LINUX_SLL2",
@@ -404,7 +425,7 @@ fn differential_more_link_types() {
         let set = sets.get(link).clone();
         let exprs = ExprGen::new(0x3a + i as u64, name).take(400);
         let r = check_differential(&cand, &reference, &exprs, &set, opts());
-        let (unsupported, refused, wrong) = tally(&r, false);
+        let (unsupported, refused, wrong) = tally(&cand, &r, false);
         println!(
             "differential {name:>10}: {} exprs, {} passed ({} both compiled), {unsupported} \
              unsupported, {} other refusals, {} wrong",

@@ -12,8 +12,9 @@
 //! header is the AH length alone) to measure its length and to keep libpcap away from the
 //! packets on which its loop never ends.
 
+use crate::common::unoptimized;
 use sift_compile::r#gen::PROTOCHAIN_STEPS;
-use sift_compile::{Context, compile_str};
+use sift_compile::pipeline::{self, LinkType};
 use sift_filter::SystemResolver;
 use sift_libpcap::Libpcap;
 
@@ -154,13 +155,7 @@ fn walk(f: &[u8], v6: bool, v: u32) -> Walk {
 fn protochain_matches_libpcaps_loop_within_the_bound() {
     let Some(pcap) = sift_testkit::oracle("system libpcap", Libpcap::load()) else { return };
     let resolver = SystemResolver::new();
-    let ctx = Context {
-        link_type: 1,
-        snaplen: 65535,
-        netmask: None,
-        linux_ext: false,
-        resolver: &resolver,
-    };
+    let opts = unoptimized(LinkType::EN10MB, &resolver).snaplen(65535);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut frames = Vec::new();
     for i in 0..3000 {
@@ -190,10 +185,8 @@ fn protochain_matches_libpcaps_loop_within_the_bound() {
         ("", 1),
     ] {
         let expr = format!("{proto} protochain {v}");
-        let sift = compile_str(&expr, &ctx).unwrap_or_else(|e| panic!("{expr}: {}", e.message)).0;
-        let valid = sift_verify::validate(&sift, sift_verify::Mode::Libpcap)
-            .unwrap_or_else(|e| panic!("{expr}: {e}"));
-        let vm = sift_vm::Interpreter::new(&valid);
+        let sift = pipeline::compile(&expr, &opts).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        let vm = sift_vm::Interpreter::new(&sift.program);
         let reference =
             pcap.compile(1, 65535, &expr, false, 0xffff_ffff).expect("libpcap compiles");
         for (i, f) in frames.iter().enumerate() {
@@ -245,18 +238,23 @@ fn protochain_matches_libpcaps_loop_within_the_bound() {
 #[test]
 fn protochain_is_refused_where_libpcap_refuses_it() {
     let resolver = SystemResolver::new();
-    for (dlt, expr, msg) in [
-        (105, "protochain 6", "'protochain' not supported with variable length headers"),
-        (1, "tcp protochain 6", "'tcp' is not a valid qualifier for 'protochain'"),
-    ] {
-        let ctx = Context {
-            link_type: dlt,
-            snaplen: 65535,
-            netmask: None,
-            linux_ext: false,
-            resolver: &resolver,
-        };
-        let e = compile_str(expr, &ctx).expect_err(expr);
-        assert!(e.message.contains(msg), "{expr}: {}", e.message);
+    use sift_compile::CompileErrorKind as K;
+    use sift_compile::error::LinkFeature;
+    let variable_headers =
+        |k: &K| matches!(k, K::NotOnLinkType { what: LinkFeature::Protochain, .. });
+    let qualifier = |k: &K| {
+        matches!(
+            k,
+            K::Parse { kind: sift_filter::ParseErrorKind::QualifierInvalid { qual, target }, .. }
+                if qual == "tcp" && target == "protochain"
+        )
+    };
+    type Check<'a> = &'a dyn Fn(&K) -> bool;
+    let cases: [(i32, &str, Check); 2] =
+        [(105, "protochain 6", &variable_headers), (1, "tcp protochain 6", &qualifier)];
+    for (dlt, expr, want) in cases {
+        let link = LinkType::from_dlt(dlt).expect("a DLT number");
+        let e = pipeline::compile(expr, &unoptimized(link, &resolver)).expect_err(expr);
+        assert!(want(&e.kind), "{expr}: {e}");
     }
 }

@@ -1,7 +1,9 @@
-//! Golden listings of the code generator: expression → `-d` listing (unoptimized), one file per
-//! theme in `tests/data/gen/`. `BLESS=1` rewrites them.
+//! Golden listings of the code generator: expression → `-d` listing (unoptimized), or the
+//! rendered error followed by libpcap's wording of it, one file per theme in `tests/data/gen/`.
+//! `BLESS=1` rewrites them.
 
-use sift_compile::{Context, compile_str, link_type_by_name};
+use crate::common::{link, unoptimized};
+use sift_compile::pipeline;
 use sift_filter::TableResolver;
 
 fn render(cases: &[(&str, &str)]) -> String {
@@ -12,18 +14,15 @@ fn render(cases: &[(&str, &str)]) -> String {
     resolver.add_ether("gw", [0, 0x11, 0x22, 0x33, 0x44, 0x55]);
     resolver.add_host("gw", "192.0.2.1".parse().unwrap());
     let mut out = String::new();
-    for &(link, expr) in cases {
-        let ctx = Context {
-            link_type: link_type_by_name(link).unwrap(),
-            snaplen: 262144,
-            netmask: Some(0xffff_ff00),
-            linux_ext: false,
-            resolver: &resolver,
-        };
-        out.push_str(&format!("== {link}: {expr}\n"));
-        match compile_str(expr, &ctx) {
-            Ok(p) => out.push_str(&sift_insn::text::listing(&p.0)),
-            Err(e) => out.push_str(&e.render(expr)),
+    for &(name, expr) in cases {
+        let opts = unoptimized(link(name), &resolver).netmask(Some(0xffff_ff00));
+        out.push_str(&format!("== {name}: {expr}\n"));
+        match pipeline::compile(expr, &opts) {
+            Ok(c) => out.push_str(&sift_insn::text::listing(c.program.insns())),
+            Err(e) => {
+                out.push_str(&e.render(expr));
+                out.push_str(&format!("libpcap: {}\n", e.libpcap_message()));
+            }
         }
         out.push('\n');
     }

@@ -1,8 +1,6 @@
 //! Property: random and/or/not trees of random comparisons and arithmetic relations, built
 //! with the builder, emitted and run in sift-vm, agree with a direct evaluation of the tree.
 
-mod common;
-
 use proptest::prelude::*;
 use sift_compile::build::{BuildError, Builder, Cmp, Load, Pred, Value};
 use sift_compile::ir::{AluOp, Size, Src, Stmt};
@@ -264,7 +262,7 @@ proptest! {
             Err(e) => panic!("{e}"),
         };
         let cfg = b.finish(p, 1);
-        common::check_dominators(&cfg);
+        crate::common::check_dominators(&cfg);
         let (prog, stats) = sift_compile::emit::emit_with_stats(&cfg).unwrap();
         // Lifting and re-emitting is the identity (trampolines included).
         let again = sift_compile::emit::emit(&sift_compile::lift::lift(&prog).unwrap()).unwrap();

@@ -5,13 +5,12 @@
 //! (`proptest`). "Rejects all packets" must only be said of programs that reject every frame.
 //! Run with `--nocapture` for the figures.
 
-mod common;
-
+use crate::common::unoptimized;
 use proptest::prelude::*;
+use sift_compile::CompileErrorKind;
 use sift_compile::build::{Builder, Cmp, Load, Pred, Value};
 use sift_compile::ir::{AluOp, Size};
-use sift_compile::opt::REJECTS_ALL;
-use sift_compile::{Context, compile_program};
+use sift_compile::pipeline::{self, Options as Pipeline};
 use sift_filetests::packets::{Frame, directed};
 use sift_filetests::{
     Candidate, Category, CompileRequest, Corpus, ExprGen, LinkType, Options, PacketSet, PacketSets,
@@ -66,24 +65,35 @@ fn check(
     t: &mut Tally,
     name: &str,
     src: &str,
-    ctx: &Context<'_>,
+    opts: &Pipeline<'_>,
     set: &PacketSet,
 ) -> Option<(Program, Program)> {
-    let Ok(unopt) = compile_program(src, ctx, false) else {
-        t.refused += 1;
-        return None;
+    let unopt = match pipeline::compile(src, &opts.optimize(false)) {
+        Ok(c) => c.program.to_program(),
+        // The pipeline validates: an invalid program is a bug, not a refusal.
+        Err(e)
+            if matches!(e.kind, CompileErrorKind::Invalid(_) | CompileErrorKind::Internal(_)) =>
+        {
+            t.wrong.push(format!("{name} `{src}`: {e}"));
+            return None;
+        }
+        Err(_) => {
+            t.refused += 1;
+            return None;
+        }
     };
-    match compile_program(src, ctx, true) {
+    match pipeline::compile(src, &opts.optimize(true)) {
         Ok(opt) => {
+            let opt = opt.program.to_program();
             t.compared += 1;
-            if let Err(e) = same(&unopt.0, &opt.0, set, ctx.linux_ext) {
+            if let Err(e) = same(&unopt.0, &opt.0, set, opts.linux_ext) {
                 t.wrong.push(format!("{name} `{src}`: {e}"));
             }
             Some((unopt, opt))
         }
-        Err(e) if e.message == REJECTS_ALL => {
+        Err(e) if e.is_rejects_all() => {
             t.rejects_all += 1;
-            if !rejects_everything(&unopt.0, set, ctx.linux_ext) {
+            if !rejects_everything(&unopt.0, set, opts.linux_ext) {
                 t.wrong.push(format!("{name} `{src}`: 'rejects all' but some frame is accepted"));
             }
             None
@@ -107,18 +117,18 @@ fn corpus_optimized_equals_unoptimized() {
     let mut sets = PacketSets::new(0x0971, 600, 150, Some(dir.join("captures")));
     let mut t = Tally::default();
     let mut rejects_agree = (0, 0);
-    for c in corpus.accept.iter().filter(|c| common::FIXED_LINKS.contains(&c.link.name().unwrap()))
+    for c in corpus
+        .accept
+        .iter()
+        .filter(|c| crate::common::FIXED_LINKS.contains(&c.link.name().unwrap()))
     {
-        let ctx = Context {
-            link_type: c.link.dlt(),
-            snaplen: c.snaplen as u32,
-            netmask: (c.netmask != 0xffff_ffff).then_some(c.netmask),
-            linux_ext: c.linuxext,
-            resolver: &resolver,
-        };
+        let opts = unoptimized(c.link, &resolver)
+            .snaplen(c.snaplen as u32)
+            .netmask((c.netmask != 0xffff_ffff).then_some(c.netmask))
+            .linux_ext(c.linuxext);
         let before = t.rejects_all;
         let set = sets.get(c.link);
-        check(&mut t, &c.name, &c.expr, &ctx, set);
+        check(&mut t, &c.name, &c.expr, &opts, set);
         if t.rejects_all > before {
             rejects_agree.1 += 1;
             rejects_agree.0 += usize::from(c.opt_rejected);
@@ -141,19 +151,13 @@ fn corpus_optimized_equals_unoptimized() {
 fn generated_expressions_optimized_equals_unoptimized() {
     let resolver = SystemResolver::new();
     let mut t = Tally::default();
-    for (i, name) in common::FIXED_LINKS.iter().enumerate() {
+    for (i, name) in crate::common::FIXED_LINKS.iter().enumerate() {
         let link = LinkType::from_name(name).unwrap();
         let set = PacketSet::generate(link, 0x0e + i as u64, 500, 120);
-        let ctx = Context {
-            link_type: link.dlt(),
-            snaplen: 262144,
-            netmask: None,
-            linux_ext: false,
-            resolver: &resolver,
-        };
+        let opts = unoptimized(link, &resolver);
         let n = if *name == "EN10MB" { 1500 } else { 300 };
         for (k, src) in ExprGen::new(0x5eed + i as u64, name).take(n).iter().enumerate() {
-            check(&mut t, &format!("{name}#{k}"), src, &ctx, &set);
+            check(&mut t, &format!("{name}#{k}"), src, &opts, &set);
         }
     }
     println!(
@@ -170,6 +174,16 @@ fn generated_expressions_optimized_equals_unoptimized() {
 /// sift with the optimizer, as the harness's candidate.
 struct Optimizing {
     resolver: Layered<TableResolver, SystemResolver>,
+    /// `(expression, link type)` of every refusal of something sift does not support yet.
+    unsupported: std::cell::RefCell<std::collections::BTreeSet<(String, &'static str)>>,
+}
+
+impl Optimizing {
+    /// Whether the failure is a refusal of something sift does not support yet.
+    fn unsupported(&self, f: &sift_filetests::Failure) -> bool {
+        f.category == Category::CompileError
+            && self.unsupported.borrow().contains(&(f.expr.clone(), f.link))
+    }
 }
 
 impl Candidate for Optimizing {
@@ -177,14 +191,19 @@ impl Candidate for Optimizing {
         "sift-compile (optimizing)".into()
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<Insn>, String> {
-        let ctx = Context {
-            link_type: req.link.dlt(),
-            snaplen: req.snaplen as u32,
-            netmask: (req.netmask != 0xffff_ffff).then_some(req.netmask),
-            linux_ext: req.linuxext,
-            resolver: &self.resolver,
-        };
-        compile_program(req.expr, &ctx, req.optimize).map(|p| p.0).map_err(|e| e.message)
+        let opts = unoptimized(req.link, &self.resolver)
+            .snaplen(req.snaplen as u32)
+            .netmask((req.netmask != 0xffff_ffff).then_some(req.netmask))
+            .linux_ext(req.linuxext)
+            .optimize(req.optimize);
+        pipeline::compile(req.expr, &opts).map(|c| c.program.insns().to_vec()).map_err(|e| {
+            if e.is_unsupported() {
+                self.unsupported
+                    .borrow_mut()
+                    .insert((req.expr.to_string(), req.link.name().unwrap()));
+            }
+            e.libpcap_message()
+        })
     }
     fn optimizes(&self) -> bool {
         true
@@ -207,29 +226,25 @@ fn apply_cases_pass_optimized() {
     if let Ok(text) = std::fs::read_to_string(dir.join("libpcap_TESTrun_name_fixtures.txt")) {
         fixtures.load_mixed(&text);
     }
-    let cand = Optimizing { resolver: Layered(fixtures, SystemResolver::new()) };
+    let cand = Optimizing {
+        resolver: Layered(fixtures, SystemResolver::new()),
+        unsupported: Default::default(),
+    };
     let r = check_apply(&cand, &corpus.apply, Options { max_failures: 50 });
-    let unsupported = r
-        .all_failures
-        .iter()
-        .filter(|f| {
-            f.category == Category::CompileError && f.detail.contains(sift_compile::UNSUPPORTED)
-        })
-        .count();
+    let unsupported = r.all_failures.iter().filter(|f| cand.unsupported(f)).count();
     // Failures of the unoptimized program that the harness explains as libpcap 1.10-vs-1.11
     // differences are the code generator's business, not the optimizer's.
     let explained = r
         .all_failures
         .iter()
-        .filter(|f| !f.detail.contains(sift_compile::UNSUPPORTED))
+        .filter(|f| !cand.unsupported(f))
         .filter(|f| f.detail.starts_with("unopt:") && sift_filetests::known::classify(f).is_some())
         .count();
     let wrong: Vec<String> = r
         .all_failures
         .iter()
         .filter(|f| {
-            let unsupported = f.category == Category::CompileError
-                && f.detail.contains(sift_compile::UNSUPPORTED);
+            let unsupported = cand.unsupported(f);
             let explained =
                 f.detail.starts_with("unopt:") && sift_filetests::known::classify(f).is_some();
             !(unsupported || explained)

@@ -2,7 +2,8 @@
 //! do): Geneve against the system libpcap's programs, VXLAN (new in libpcap 1.11, which the
 //! system library lacks) against the values the frames were built to have.
 
-use sift_compile::{Context, compile_str};
+use crate::common::unoptimized;
+use sift_compile::pipeline::{self, LinkType};
 use sift_filter::TableResolver;
 use sift_libpcap::Libpcap;
 
@@ -153,11 +154,9 @@ fn specs(geneve: bool) -> Vec<Spec> {
 
 fn sift(expr: &str) -> sift_vm::Interpreter {
     let r = TableResolver::well_known();
-    let ctx =
-        Context { link_type: 1, snaplen: 65535, netmask: None, linux_ext: false, resolver: &r };
-    let p = compile_str(expr, &ctx).unwrap_or_else(|e| panic!("{expr}: {}", e.message));
-    let v = sift_verify::validate(&p.0, sift_verify::Mode::Libpcap).unwrap();
-    sift_vm::Interpreter::new(&v)
+    let opts = unoptimized(LinkType::EN10MB, &r).snaplen(65535);
+    let c = pipeline::compile(expr, &opts).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    sift_vm::Interpreter::new(&c.program)
 }
 
 #[test]

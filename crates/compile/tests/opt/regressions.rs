@@ -1,24 +1,24 @@
 //! Known libpcap optimizer failures, and the optimizer's own edge cases, one test each.
 
-use sift_compile::opt::REJECTS_ALL;
-use sift_compile::{Context, compile_program, link_type_by_name};
+use crate::common::link;
+use sift_compile::CompileError;
+use sift_compile::pipeline::{self, Options};
 use sift_filter::SystemResolver;
 use sift_insn::Program;
 use sift_verify::{Mode, validate};
 
-fn ctx_for<'a>(link: &str, resolver: &'a SystemResolver) -> Context<'a> {
-    Context {
-        link_type: link_type_by_name(link).unwrap(),
-        snaplen: 262144,
-        netmask: None,
-        linux_ext: false,
-        resolver,
-    }
+fn opts_for<'a>(name: &str, resolver: &'a SystemResolver) -> Options<'a> {
+    Options::new(link(name), resolver)
 }
 
-fn compile(src: &str, optimize: bool) -> Result<Program, String> {
+/// Compiles through the pipeline (which validates) on EN10MB.
+fn compile_in(name: &str, src: &str, optimize: bool) -> Result<Program, CompileError> {
     let r = SystemResolver::new();
-    compile_program(src, &ctx_for("EN10MB", &r), optimize).map_err(|e| e.message)
+    pipeline::compile(src, &opts_for(name, &r).optimize(optimize)).map(|c| c.program.to_program())
+}
+
+fn compile(src: &str, optimize: bool) -> Result<Program, CompileError> {
+    compile_in("EN10MB", src, optimize)
 }
 
 fn run(p: &Program, pkt: &[u8]) -> u32 {
@@ -76,7 +76,7 @@ fn jset_all_ones_is_a_nonzero_test() {
         let unopt = compile(src, false).unwrap();
         let opt = match compile(src, true) {
             Ok(p) => p,
-            Err(e) if e == REJECTS_ALL => {
+            Err(e) if e.is_rejects_all() => {
                 assert!((0..=255u8).all(|b| run(&unopt, &[b; 20]) == 0), "{src}: wrong reject-all");
                 continue;
             }
@@ -126,18 +126,16 @@ fn folded_zero_divisor_rejects_all() {
     for pkt in [&ipv4(60, [1; 4], [2; 4])[..], &[0u8; 60][..]] {
         assert_eq!(run(&unopt, pkt), 0);
     }
-    assert_eq!(compile(src, true), Err(REJECTS_ALL.to_owned()));
+    assert!(compile(src, true).is_err_and(|e| e.is_rejects_all()));
 }
 
 /// Impossible combinations are "rejects all packets" only when optimizing, as in libpcap.
 #[test]
 fn rejects_all_only_when_optimizing() {
-    let r = SystemResolver::new();
-    let ctx = ctx_for("IPV4", &r);
-    assert!(compile_program("ip6 and igmp", &ctx, false).is_ok());
-    let e = compile_program("ip6 and igmp", &ctx, true).unwrap_err();
-    assert_eq!(e.message, REJECTS_ALL);
-    assert_eq!(compile("tcp and udp", true), Err(REJECTS_ALL.to_owned()));
+    assert!(compile_in("IPV4", "ip6 and igmp", false).is_ok());
+    let e = compile_in("IPV4", "ip6 and igmp", true).unwrap_err();
+    assert!(e.is_rejects_all(), "{e}");
+    assert!(compile("tcp and udp", true).is_err_and(|e| e.is_rejects_all()));
     assert!(compile("tcp and udp", false).is_ok());
 }
 
@@ -270,10 +268,8 @@ fn index_fold_refuses_offsets_that_wrap() {
     }
     assert_eq!(run(&opt, &f), 262144);
     // A large positive constant folds (the sum cannot wrap): one `[x + k]` load, no `tax`.
-    let r = SystemResolver::new();
-    let ctx = ctx_for("C_HDLC", &r);
     let src = "(link[4:4] * icmp[0xfead241a:2]) != 0xb21b34d5";
-    let opt = compile_program(src, &ctx, true).unwrap();
+    let opt = compile_in("C_HDLC", src, true).unwrap();
     assert!(!listing(&opt).contains("add      x"), "{}", listing(&opt));
 }
 

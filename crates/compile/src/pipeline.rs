@@ -1,0 +1,200 @@
+//! Compiling a filter: the one entry every caller uses.
+//!
+//! **Why it exists.** Turning filter text into a program engines may run takes six steps —
+//! parse (with name checks), generate the graph for a link type, optimize, refuse a graph that
+//! rejects everything, emit, validate — and a caller that strings them together itself has to
+//! know DLT from LINKTYPE numbers, which errors mean what, and which validator to ask. This
+//! module does it once:
+//!
+//! ```text
+//! text ─parse─▶ AST ─generate─▶ CFG ─optimize─▶ CFG ─emit─▶ Program ─validate─▶ Validated
+//!       sift-filter     gen            opt        (rejects all?)  emit        sift-verify
+//! ```
+//!
+//! [`Options`] take a typed [`LinkType`] (the LINKTYPE number a capture file stores; the one
+//! conversion to libpcap's DLT numbering happens inside the generator's link model), the
+//! snapshot length, the netmask, Linux extensions, whether to optimize, the validation
+//! [`Mode`] and the name [`Resolver`]. [`compile`] returns a [`Compiled`]: the
+//! [`Validated`] program, the graph it was emitted from (`sift compile --dump-cfg`) and the
+//! optimizer's figures. Every failure is a [`CompileError`] with a span.
+//!
+//! The stages stay public for tests and tools that need one of them: [`generate`] (AST →
+//! CFG), [`graph`] (text → optimized CFG, without the rejects-all check), [`finish`] (CFG →
+//! validated program), and below them the generator (module `gen`), [`crate::opt`], [`crate::emit`].
+//!
+//! ```
+//! use sift_compile::pipeline::{self, Options};
+//! use sift_wire::LinkType;
+//!
+//! let resolver = sift_filter::TableResolver::well_known();
+//! let opts = Options::new(LinkType::EN10MB, &resolver);
+//! let out = pipeline::compile("ip and tcp", &opts)?;
+//! assert_eq!(out.program.insns().len(), 6);
+//!
+//! let err = pipeline::compile("port 99999", &opts).unwrap_err();
+//! assert_eq!(
+//!     err.render("port 99999"),
+//!     "error: port 99999 is out of range (0–65535)\n  port 99999\n       ^^^^^\n"
+//! );
+//! # Ok::<(), sift_compile::CompileError>(())
+//! ```
+
+use std::fmt;
+
+use sift_filter::Resolver;
+use sift_filter::ast::Expr;
+use sift_verify::Reason;
+/// The validation rules and the validated program type, from `sift-verify`.
+pub use sift_verify::{Mode, Validated};
+/// The link type, from `sift-wire` (so that callers need not depend on it to build
+/// [`Options`]).
+pub use sift_wire::LinkType;
+
+use crate::error::{CompileError, CompileErrorKind, Resource};
+use crate::ir::Cfg;
+use crate::opt::{self, OptStats};
+
+pub use crate::r#gen::generate;
+
+/// What to compile for, and how.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// The link type of the packets the program will see.
+    pub link: LinkType,
+    /// The snapshot length: the value `ret` gives for an accepted packet.
+    pub snaplen: u32,
+    /// The IPv4 netmask (for `ip broadcast`), `None` when not known.
+    pub netmask: Option<u32>,
+    /// Whether Linux ancillary loads may be used (a live Linux capture): `inbound`/`outbound`
+    /// and `ifindex` on link types without the information in the packet, and `vlan` on
+    /// Ethernet (the tag may be in the socket's metadata).
+    pub linux_ext: bool,
+    /// Whether to run the optimizer.
+    pub optimize: bool,
+    /// The rules the program must pass: libpcap's (`bpf_filter`, sift's VM and JIT) or the
+    /// kernel's (`SO_ATTACH_FILTER`).
+    pub mode: Mode,
+    /// Resolves host, network, service, protocol and ether names.
+    pub resolver: &'a dyn Resolver,
+}
+
+impl<'a> Options<'a> {
+    /// Options for `link` with `resolver`: tcpdump's defaults (snapshot length 262144, no
+    /// netmask, no Linux extensions, optimized) and libpcap's validation rules.
+    pub fn new(link: LinkType, resolver: &'a dyn Resolver) -> Options<'a> {
+        Options {
+            link,
+            snaplen: 262_144,
+            netmask: None,
+            linux_ext: false,
+            optimize: true,
+            mode: Mode::Libpcap,
+            resolver,
+        }
+    }
+
+    /// The same options with another snapshot length.
+    pub fn snaplen(self, snaplen: u32) -> Options<'a> {
+        Options { snaplen, ..self }
+    }
+
+    /// The same options with a netmask (or none).
+    pub fn netmask(self, netmask: Option<u32>) -> Options<'a> {
+        Options { netmask, ..self }
+    }
+
+    /// The same options with Linux extensions on or off.
+    pub fn linux_ext(self, linux_ext: bool) -> Options<'a> {
+        Options { linux_ext, ..self }
+    }
+
+    /// The same options with the optimizer on or off.
+    pub fn optimize(self, optimize: bool) -> Options<'a> {
+        Options { optimize, ..self }
+    }
+
+    /// The same options with other validation rules.
+    pub fn mode(self, mode: Mode) -> Options<'a> {
+        Options { mode, ..self }
+    }
+}
+
+impl fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("link", &self.link)
+            .field("snaplen", &self.snaplen)
+            .field("netmask", &self.netmask)
+            .field("linux_ext", &self.linux_ext)
+            .field("optimize", &self.optimize)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A compiled filter.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The program, validated under [`Options::mode`].
+    pub program: Validated,
+    /// The graph the program was emitted from (optimized when [`Options::optimize`]).
+    pub cfg: Cfg,
+    /// What the optimizer did (`None` without optimization).
+    pub stats: Option<OptStats>,
+}
+
+/// A generated graph, optimized when asked ([`graph`]).
+#[derive(Clone, Debug)]
+pub struct Graph {
+    /// The graph.
+    pub cfg: Cfg,
+    /// What the optimizer did (`None` without optimization).
+    pub stats: Option<OptStats>,
+}
+
+/// Compiles filter text: parse (checking names), generate, optimize when asked, emit and
+/// validate. An empty filter (only blanks) accepts every packet.
+pub fn compile(src: &str, opts: &Options<'_>) -> Result<Compiled, CompileError> {
+    finish(graph(src, opts)?, opts)
+}
+
+/// [`compile`] from a parsed expression (`None`: the empty filter).
+pub fn compile_expr(expr: Option<&Expr>, opts: &Options<'_>) -> Result<Compiled, CompileError> {
+    finish(graph_of(expr, opts)?, opts)
+}
+
+/// Text → graph: parse, generate, and optimize when asked. A graph that rejects every packet
+/// is returned as it is (a lone `ret #0`); [`finish`] refuses it.
+pub fn graph(src: &str, opts: &Options<'_>) -> Result<Graph, CompileError> {
+    let expr = sift_filter::parse_with(src, opts.resolver)?;
+    graph_of(expr.as_ref(), opts)
+}
+
+fn graph_of(expr: Option<&Expr>, opts: &Options<'_>) -> Result<Graph, CompileError> {
+    let mut cfg = generate(expr, opts)?;
+    let stats = opts.optimize.then(|| opt::optimize(&mut cfg));
+    Ok(Graph { cfg, stats })
+}
+
+/// Graph → validated program: refuses an optimized graph that rejects every packet
+/// (libpcap's "expression rejects all packets"), emits, and validates under
+/// [`Options::mode`].
+pub fn finish(graph: Graph, opts: &Options<'_>) -> Result<Compiled, CompileError> {
+    let Graph { cfg, stats } = graph;
+    if opts.optimize && opt::rejects_all(&cfg) {
+        return Err(CompileError::new(CompileErrorKind::RejectsAll, None));
+    }
+    let prog = crate::emit::emit(&cfg)
+        .map_err(|e| CompileError::new(CompileErrorKind::Internal(e.to_string()), None))?;
+    let program = sift_verify::validate(&prog, opts.mode).map_err(|e| {
+        let kind = match e.reason {
+            Reason::TooLong { len } => CompileErrorKind::ResourceLimit {
+                what: Resource::Instructions { len: len as u64 },
+                limit: sift_insn::code::BPF_MAXINSNS as u64,
+            },
+            _ => CompileErrorKind::Invalid(e),
+        };
+        CompileError::new(kind, None)
+    })?;
+    Ok(Compiled { program, cfg, stats })
+}
