@@ -74,8 +74,9 @@ pub enum FilterError {
     Compile {
         /// The expression.
         expr: String,
-        /// The compiler's error (what went wrong, as data, and where).
-        error: CompileError,
+        /// The compiler's error (what went wrong, as data, and where); boxed, so that results
+        /// carrying a `FilterError` stay small.
+        error: Box<CompileError>,
     },
 }
 
@@ -110,7 +111,7 @@ pub fn compile(
         .mode(Mode::Libpcap);
     pipeline::compile(expr, &opts)
         .map(|compiled| compiled.program)
-        .map_err(|error| FilterError::Compile { expr: expr.to_owned(), error })
+        .map_err(|error| FilterError::Compile { expr: expr.to_owned(), error: Box::new(error) })
 }
 
 /// A validated program ready to run on one engine.

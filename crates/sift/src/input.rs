@@ -88,6 +88,9 @@ pub struct Source {
     inner: Inner,
 }
 
+// One input is the common case and is read once per packet: it stays inline, and the rare
+// merge is boxed.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Inner {
     One(Input),
