@@ -223,15 +223,12 @@ fn kernel_view(frame: &[u8]) -> Vec<u8> {
 /// The packets of `input` that `filter` keeps on a live Ethernet capture, cut to `snaplen`.
 fn expected(input: &Path, filter: &str, snaplen: u32) -> Vec<(Vec<u8>, u32)> {
     let resolver = sift_filter::SystemResolver::new();
-    let ctx = sift_compile::Context {
-        link_type: 1,
-        snaplen,
-        netmask: None,
-        linux_ext: true,
-        resolver: &resolver,
-    };
-    let prog = sift_compile::compile_str(filter, &ctx).expect("test filter compiles");
-    let validated = sift_verify::validate(prog.insns(), sift_verify::Mode::Libpcap).unwrap();
+    let opts = sift_compile::pipeline::Options::new(sift_pcap::LinkType::EN10MB, &resolver)
+        .snaplen(snaplen)
+        .linux_ext(true)
+        .optimize(false);
+    let validated =
+        sift_compile::pipeline::compile(filter, &opts).expect("test filter compiles").program;
     let interp = sift_vm::Interpreter::new(&validated);
     packets(input)
         .into_iter()

@@ -36,7 +36,16 @@ fn bench(c: &mut Criterion) {
             && n <= 300
         {
             g.bench_with_input(BenchmarkId::new("libpcap_optimized", n), &src, |b, src| {
-                b.iter(|| pcap.compile(1, 262144, black_box(src), true, 0xffff_ffff).unwrap())
+                b.iter(|| {
+                    pcap.compile(
+                        sift_compile::pipeline::LinkType::EN10MB,
+                        262144,
+                        black_box(src),
+                        true,
+                        0xffff_ffff,
+                    )
+                    .unwrap()
+                })
             });
         }
     }

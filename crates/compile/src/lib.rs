@@ -61,5 +61,5 @@ pub mod pipeline;
 pub mod print;
 
 pub use error::{CompileError, CompileErrorKind, UNSUPPORTED};
-pub use r#gen::{Context, compile, compile_str, dlt_from_linktype, link_type_by_name};
-pub use opt::{compile_program, optimize};
+
+pub use opt::optimize;

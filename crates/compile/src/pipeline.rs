@@ -152,6 +152,12 @@ pub struct Graph {
     pub stats: Option<OptStats>,
 }
 
+/// Whether the code generator has a model of `link`'s link-layer header (other link types get
+/// [`CompileErrorKind::LinkTypeUnsupported`]).
+pub fn supports(link: LinkType) -> bool {
+    crate::r#gen::Link::supports(link)
+}
+
 /// Compiles filter text: parse (checking names), generate, optimize when asked, emit and
 /// validate. An empty filter (only blanks) accepts every packet.
 pub fn compile(src: &str, opts: &Options<'_>) -> Result<Compiled, CompileError> {

@@ -59,7 +59,6 @@ pub mod vm;
 use std::fmt;
 
 use sift_compile::{CompileError, CompileErrorKind};
-use sift_diag::Span;
 use sift_filter::Resolver;
 use sift_filter::ast::Expr;
 use sift_wire::LinkType;
@@ -77,46 +76,6 @@ pub fn needs_indirect(e: &CompileError) -> bool {
         CompileErrorKind::TargetLimit { target: "CSPF", option: Some(tree::INDIRECT_OPTION), .. }
     )
 }
-
-/// A compile error with its message as text, as [`compile_str`] returns it.
-///
-/// Kept for the CLI until the library facade moves to [`compile_text`], which returns the
-/// typed [`CompileError`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CspfError {
-    /// The message (sift's wording).
-    pub message: String,
-    /// The offending text, when known.
-    pub span: Option<Span>,
-    /// The error itself.
-    pub error: Box<CompileError>,
-}
-
-impl From<CompileError> for CspfError {
-    fn from(error: CompileError) -> CspfError {
-        CspfError { message: error.to_string(), span: error.span, error: Box::new(error) }
-    }
-}
-
-impl CspfError {
-    /// Whether the expression is fine but needs the indirect-push extension.
-    pub fn needs_indirect(&self) -> bool {
-        needs_indirect(&self.error)
-    }
-
-    /// The diagnostic rendered against `source`, with `^^^` under the span.
-    pub fn render(&self, source: &str) -> String {
-        self.error.render(source)
-    }
-}
-
-impl fmt::Display for CspfError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for CspfError {}
 
 /// Compiler options.
 #[derive(Clone, Copy)]
@@ -283,17 +242,4 @@ pub fn compile_text(
 ) -> Result<CspfProgram, CompileError> {
     let expr = sift_filter::parse_with(src, opts.resolver)?;
     compile(expr.as_ref(), link, opts)
-}
-
-/// [`compile_text`] for a link type given as a Linux DLT number, with the error as text.
-///
-/// Kept for the CLI until the library facade moves to [`compile_text`].
-pub fn compile_str(
-    src: &str,
-    link_type: i32,
-    opts: &Options<'_>,
-) -> Result<CspfProgram, CspfError> {
-    // A DLT number that is no link type's gets one no link type has, which CSPF refuses.
-    let link = LinkType::from_dlt(link_type).unwrap_or(LinkType::new(u16::MAX));
-    Ok(compile_text(src, link, opts)?)
 }

@@ -66,9 +66,6 @@ fn errors_say_why_and_where() {
     let e = sift_cspf::compile_text("greater 100", en10mb, &Options::new(&r)).unwrap_err();
     assert!(e.render("greater 100").contains("^^^^^^^^^^^"), "{}", e.render("greater 100"));
     assert!(sift_cspf::compile(None, en10mb, &Options::new(&r)).unwrap().words().is_empty());
-    // The text form kept for the CLI says the same.
-    let e = sift_cspf::compile_str("ip and tcp port 80", 1, &Options::new(&r)).unwrap_err();
-    assert!(e.needs_indirect() && e.message.contains("--cspf-indirect"), "{e}");
 }
 
 fn bpf(expr: &str, r: &TableResolver) -> Interpreter {

@@ -60,8 +60,9 @@ fn figure_8_instructions_per_packet() {
         let prog = pipeline::compile(expr, &unoptimized).expect("sift compiles it");
         let bpf = Interpreter::new(&prog.program);
         let opt = pcap.as_ref().map(|p| {
-            let insns =
-                p.compile(1, 262_144, expr, true, 0xffff_ffff).expect("libpcap compiles it");
+            let insns = p
+                .compile(LinkType::EN10MB, 262_144, expr, true, 0xffff_ffff)
+                .expect("libpcap compiles it");
             Interpreter::new(&validate(&insns, Mode::Libpcap).expect("valid"))
         });
         let opts = Options::new(&resolver).with_indirect(true);

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use sift_compile::Context;
+use sift_compile::pipeline::{self, LinkType};
 use sift_ebpf::translate;
 use sift_filter::TableResolver;
 use sift_insn::Insn;
@@ -19,15 +19,9 @@ fn classic(input: &str) -> Result<Vec<Insn>, String> {
     }
     if let Some(expr) = input.strip_prefix("expr:") {
         let resolver = TableResolver::well_known();
-        let ctx = Context {
-            link_type: 1,
-            snaplen: 262_144,
-            netmask: None,
-            linux_ext: false,
-            resolver: &resolver,
-        };
-        return sift_compile::compile_str(expr.trim(), &ctx)
-            .map(|p| p.0)
+        let opts = pipeline::Options::new(LinkType::EN10MB, &resolver).optimize(false);
+        return pipeline::compile(expr.trim(), &opts)
+            .map(|c| c.program.insns().to_vec())
             .map_err(|e| e.to_string());
     }
     Err(format!("unknown input kind: {input}"))

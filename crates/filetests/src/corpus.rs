@@ -100,7 +100,7 @@ pub struct Corpus {
     /// Cases run over captures.
     pub apply: Vec<ApplyCase>,
     /// Entries that are not compiler cases: pseudo-expressions such as `_enumerate_bpf_image`,
-    /// capture files a reader must refuse, link types missing from [`crate::dlt`].
+    /// capture files a reader must refuse, link types missing from [`sift_wire::LinkType`]'s table.
     pub not_compiler_cases: Vec<String>,
 }
 

@@ -106,7 +106,7 @@ impl Candidate for LibpcapCandidate<'_> {
     }
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Vec<Insn>, String> {
         self.pcap.compile(
-            req.link.dlt(),
+            req.link,
             req.snaplen,
             req.expr,
             req.optimize && self.optimize,

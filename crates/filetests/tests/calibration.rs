@@ -158,7 +158,7 @@ fn differential_optimized_against_unoptimized() {
     let opt = sift_filetests::FnCandidate::new(
         "libpcap -O",
         |req: &sift_filetests::CompileRequest<'_>| {
-            pcap.compile(req.link.dlt(), req.snaplen, req.expr, true, req.netmask)
+            pcap.compile(req.link, req.snaplen, req.expr, true, req.netmask)
         },
     );
     let link = LinkType::from_name("EN10MB").unwrap();
@@ -242,7 +242,7 @@ fn mutants_are_caught() {
     ] {
         let mutated = std::cell::Cell::new(0usize);
         let cand = FnCandidate::new(name, |req: &CompileRequest<'_>| {
-            let mut p = pcap.compile(req.link.dlt(), req.snaplen, req.expr, false, req.netmask)?;
+            let mut p = pcap.compile(req.link, req.snaplen, req.expr, false, req.netmask)?;
             if mutation(&mut p) {
                 mutated.set(mutated.get() + 1);
             } else {

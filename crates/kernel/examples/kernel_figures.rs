@@ -11,11 +11,11 @@
 
 use std::time::Instant;
 
-use sift_compile::Context;
+use sift_compile::pipeline::{self, LinkType};
 use sift_filter::TableResolver;
 use sift_gen::{Config, Generator};
 use sift_kernel::{KernelEbpf, MAX_PACKET, VethSocketFilter};
-use sift_verify::{Mode, validate};
+use sift_verify::Mode;
 use sift_vm::{Flavor, Interpreter};
 
 fn main() {
@@ -29,13 +29,8 @@ fn main() {
         .filter(|p| p.len() <= MAX_PACKET)
         .collect();
     let resolver = TableResolver::well_known();
-    let ctx = Context {
-        link_type: 1,
-        snaplen: 262_144,
-        netmask: None,
-        linux_ext: false,
-        resolver: &resolver,
-    };
+    let opts =
+        pipeline::Options::new(LinkType::EN10MB, &resolver).optimize(false).mode(Mode::Linux);
     println!(
         "{:<40} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8}",
         "filter", "insns", "testrun ns", "testrun wall", "veth wall", "jit ns", "interp ns"
@@ -43,8 +38,8 @@ fn main() {
     for expr in
         ["", "tcp", "udp port 53", "tcp port 80 or tcp port 443", "ip6 and udp", "vlan and udp"]
     {
-        let prog = sift_compile::compile_str(expr, &ctx).expect("compile");
-        let valid = validate(prog.insns(), Mode::Linux).expect("validate");
+        let valid = pipeline::compile(expr, &opts).expect("compile").program;
+        let prog = &valid;
         let jit = sift_jit::JitFilter::compile(&valid).expect("jit");
         let interp = Interpreter::with_flavor(&valid, Flavor::Linux);
         let rounds = 200;

@@ -6,11 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use sift_compile::{Context, compile_program};
+use sift_compile::pipeline;
 use sift_filetests::{Corpus, PacketSet};
 use sift_filter::TableResolver;
 use sift_kernel::{EbpfError, KernelEbpf};
-use sift_verify::{Mode, validate};
 use sift_vm::Interpreter;
 
 #[test]
@@ -31,29 +30,28 @@ fn every_corpus_program_passes_the_verifier_and_agrees() {
     let mut too_big: Vec<String> = Vec::new();
     let mut wrong: Vec<String> = Vec::new();
     for case in &corpus.accept {
-        if case.skip.is_some()
-            || sift_compile::link_type_by_name(case.link.name().unwrap()).is_none()
-        {
+        if case.skip.is_some() || !pipeline::supports(case.link) {
             continue;
         }
         let set = sets
             .entry(case.link.name().unwrap())
             .or_insert_with(|| PacketSet::generate(case.link, 0x6b, 40, 10).thin(4));
         for optimize in [false, true] {
-            let ctx = Context {
-                link_type: case.link.dlt(),
-                snaplen: case.snaplen as u32,
-                netmask: (case.netmask != 0xffff_ffff).then_some(case.netmask),
-                linux_ext: case.linuxext,
-                resolver: &resolver,
-            };
-            let Ok(prog) = compile_program(&case.expr, &ctx, optimize) else {
-                not_compiled += 1;
-                continue;
-            };
-            let Ok(valid) = validate(&prog, Mode::Libpcap) else {
-                wrong.push(format!("{}: sift emitted an invalid program", case.name));
-                continue;
+            let opts = pipeline::Options::new(case.link, &resolver)
+                .snaplen(case.snaplen as u32)
+                .netmask((case.netmask != 0xffff_ffff).then_some(case.netmask))
+                .linux_ext(case.linuxext)
+                .optimize(optimize);
+            let valid = match pipeline::compile(&case.expr, &opts) {
+                Ok(c) => c.program,
+                Err(e) if e.is_internal() => {
+                    wrong.push(format!("{}: sift emitted an invalid program", case.name));
+                    continue;
+                }
+                Err(_) => {
+                    not_compiled += 1;
+                    continue;
+                }
             };
             let k = match KernelEbpf::new(&valid) {
                 Ok(k) => k,

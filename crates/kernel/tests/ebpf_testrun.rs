@@ -248,7 +248,7 @@ fn compiled_filters_on_generated_traffic_agree() {
     if !engine_available() {
         return;
     }
-    use sift_compile::Context;
+    use sift_compile::pipeline::{self, LinkType};
     use sift_filter::TableResolver;
     use sift_gen::{Config, Generator};
     let cfg = Config { truncate: 0.2, malformed: 0.05, encapsulation: 0.2, ..Config::default() };
@@ -263,13 +263,7 @@ fn compiled_filters_on_generated_traffic_agree() {
         .collect();
     assert!(packets.iter().any(|(p, w)| *w > p.len() as u32));
     let resolver = TableResolver::well_known();
-    let ctx = Context {
-        link_type: 1,
-        snaplen: 262_144,
-        netmask: None,
-        linux_ext: false,
-        resolver: &resolver,
-    };
+    let opts = pipeline::Options::new(LinkType::EN10MB, &resolver).optimize(false);
     let mut pairs = 0;
     for expr in [
         "",
@@ -284,7 +278,7 @@ fn compiled_filters_on_generated_traffic_agree() {
         "icmp or arp or pppoes",
         "mpls",
     ] {
-        let prog = sift_compile::compile_str(expr, &ctx).unwrap();
+        let prog = pipeline::compile(expr, &opts).unwrap().program;
         pairs += check(prog.insns(), &packets, expr);
     }
     eprintln!("eBPF test run: {pairs} (compiled filter, generated frame) pairs agree");

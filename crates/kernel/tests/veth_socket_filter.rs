@@ -1,12 +1,12 @@
 //! The kernel's socket filter on a veth pair (`AF_PACKET` + `SO_ATTACH_FILTER`) against sift's
 //! interpreter, on sift-gen Ethernet traffic with filters compiled by sift.
 
-use sift_compile::Context;
+use sift_compile::pipeline::{self, LinkType};
 use sift_filter::TableResolver;
 use sift_gen::{Config, Generator};
 use sift_insn::{Insn, Opcode};
 use sift_kernel::{VethError, VethSocketFilter, kernel_view};
-use sift_verify::{Mode, validate};
+use sift_verify::Mode;
 use sift_vm::{Flavor, Interpreter};
 
 fn engine(prog: &[Insn]) -> Option<VethSocketFilter> {
@@ -65,16 +65,14 @@ fn compiled_filters_agree_with_the_interpreter() {
     let mut untagged = 0;
     for (e, expr) in EXPRESSIONS.iter().enumerate() {
         for snaplen in [262_144u32, 96] {
-            let ctx = Context {
-                link_type: 1,
-                snaplen,
-                netmask: None,
-                linux_ext: false,
-                resolver: &resolver,
-            };
-            let prog = sift_compile::compile_str(expr, &ctx)
-                .unwrap_or_else(|err| panic!("{expr:?}: {err}"));
-            let valid = validate(prog.insns(), Mode::Linux).unwrap();
+            let opts = pipeline::Options::new(LinkType::EN10MB, &resolver)
+                .snaplen(snaplen)
+                .optimize(false)
+                .mode(Mode::Linux);
+            let valid = pipeline::compile(expr, &opts)
+                .unwrap_or_else(|err| panic!("{expr:?}: {err}"))
+                .program;
+            let prog = &valid;
             let interp = Interpreter::with_flavor(&valid, Flavor::Linux);
             let mut eng = engine(prog.insns()).unwrap();
             let got = eng.run_batch(packets.iter().map(Vec::as_slice)).unwrap();

@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! let pcap = sift_libpcap::Libpcap::load()?;
-//! let prog = pcap.compile(1, 262144, "tcp port 80", true, 0xffff_ffff).map_err(std::io::Error::other)?;
+//! let prog = pcap.compile(sift_wire::LinkType::EN10MB, 262144, "tcp port 80", true, 0xffff_ffff).map_err(std::io::Error::other)?;
 //! let frame = [0u8; 60];
 //! assert_eq!(pcap.filter(&prog, &frame, 60), 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -329,15 +329,15 @@ mod ffi {
             unsafe { f(prog.as_ptr(), pkt.as_ptr(), wirelen, buflen) }
         }
 
-        /// `pcap_open_dead(linktype, snaplen)` + `pcap_compile`: compiles `expr` into a
-        /// program. `Err` holds libpcap's message (`pcap_geterr`).
+        /// `pcap_open_dead(link's DLT number, snaplen)` + `pcap_compile`: compiles `expr` into
+        /// a program. `Err` holds libpcap's message (`pcap_geterr`).
         ///
         /// `netmask` is the IPv4 netmask for `ip broadcast`; pass `0xffff_ffff`
         /// (`PCAP_NETMASK_UNKNOWN`) when there is none. Calls are serialised: libpcap 1.10's
         /// compiler is not reentrant.
         pub fn compile(
             &self,
-            linktype: i32,
+            link: sift_wire::LinkType,
             snaplen: i32,
             expr: &str,
             optimize: bool,
@@ -346,10 +346,11 @@ mod ffi {
             let cexpr = CString::new(expr)
                 .map_err(|_| "filter expression contains a NUL byte".to_owned())?;
             let _guard = self.compile_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let dlt = link.dlt();
             // SAFETY: pcap_open_dead has no preconditions; it returns NULL on failure.
-            let p = unsafe { (self.open_dead)(linktype, snaplen) };
+            let p = unsafe { (self.open_dead)(dlt, snaplen) };
             if p.is_null() {
-                return Err(format!("pcap_open_dead({linktype}, {snaplen}) failed"));
+                return Err(format!("pcap_open_dead({dlt}, {snaplen}) failed"));
             }
             let handle = Handle { pcap: self, p };
             let mut prog = BpfProgram { bf_len: 0, bf_insns: std::ptr::null_mut() };

@@ -3,7 +3,7 @@
 
 use sift_libpcap::{Error, Libpcap, RawInsn, Unrunnable};
 
-const DLT_EN10MB: i32 = 1;
+const EN10MB: sift_wire::LinkType = sift_wire::LinkType::EN10MB;
 const NETMASK_UNKNOWN: u32 = 0xffff_ffff;
 
 fn pcap() -> Option<Libpcap> {
@@ -51,8 +51,7 @@ fn version_names_libpcap() {
 #[test]
 fn compile_tcp_port_80_and_filter() {
     let Some(p) = pcap() else { return };
-    let prog =
-        p.compile(DLT_EN10MB, 262144, "tcp port 80", true, NETMASK_UNKNOWN).expect("compiles");
+    let prog = p.compile(EN10MB, 262144, "tcp port 80", true, NETMASK_UNKNOWN).expect("compiles");
     assert!(prog.len() > 5, "suspiciously short program: {prog:?}");
     assert_eq!(prog.last().map(|i| i.code & 0x07), Some(0x06), "does not end in ret: {prog:?}");
     // First instruction of every EN10MB program: ldh [12].
@@ -80,8 +79,7 @@ fn compile_tcp_port_80_and_filter() {
     assert_eq!(raw, 262144);
 
     // Unoptimized code gives the same verdicts.
-    let unopt =
-        p.compile(DLT_EN10MB, 262144, "tcp port 80", false, NETMASK_UNKNOWN).expect("compiles");
+    let unopt = p.compile(EN10MB, 262144, "tcp port 80", false, NETMASK_UNKNOWN).expect("compiles");
     assert!(unopt.len() >= prog.len());
     assert_eq!(p.filter(&unopt, &tcp80, wire(&tcp80)), 262144);
     assert_eq!(p.filter(&unopt, &udp80, wire(&udp80)), 0);
@@ -94,8 +92,7 @@ fn filter_uses_wirelen_for_len() {
     let prog =
         [RawInsn { code: 0x80, jt: 0, jf: 0, k: 0 }, RawInsn { code: 0x16, jt: 0, jf: 0, k: 0 }];
     assert_eq!(p.filter(&prog, &[0; 10], 1234), 1234);
-    let greater =
-        p.compile(DLT_EN10MB, 65535, "greater 100", true, NETMASK_UNKNOWN).expect("compiles");
+    let greater = p.compile(EN10MB, 65535, "greater 100", true, NETMASK_UNKNOWN).expect("compiles");
     assert_ne!(p.filter(&greater, &[0; 60], 200), 0);
     assert_eq!(p.filter(&greater, &[0; 60], 60), 0);
 }
@@ -127,33 +124,27 @@ fn validate_good_and_bad() {
 #[test]
 fn compile_error_text() {
     let Some(p) = pcap() else { return };
-    let err = p
-        .compile(DLT_EN10MB, 262144, "tcp port", true, NETMASK_UNKNOWN)
-        .expect_err("must not compile");
+    let err =
+        p.compile(EN10MB, 262144, "tcp port", true, NETMASK_UNKNOWN).expect_err("must not compile");
     assert!(err.contains("syntax error"), "unexpected error text: {err}");
-    let err = p.compile(DLT_EN10MB, 262144, "tcp\0", true, NETMASK_UNKNOWN).expect_err("NUL");
+    let err = p.compile(EN10MB, 262144, "tcp\0", true, NETMASK_UNKNOWN).expect_err("NUL");
     assert!(err.contains("NUL"), "{err}");
     // The compiler is usable again after an error.
-    assert!(p.compile(DLT_EN10MB, 262144, "udp", true, NETMASK_UNKNOWN).is_ok());
+    assert!(p.compile(EN10MB, 262144, "udp", true, NETMASK_UNKNOWN).is_ok());
 }
 
 #[test]
 fn compile_from_many_threads() {
     let Some(p) = pcap() else { return };
     let expected = p
-        .compile(DLT_EN10MB, 262144, "host 10.0.0.1 and tcp", true, NETMASK_UNKNOWN)
+        .compile(EN10MB, 262144, "host 10.0.0.1 and tcp", true, NETMASK_UNKNOWN)
         .expect("compiles");
     std::thread::scope(|s| {
         for _ in 0..4 {
             s.spawn(|| {
                 for _ in 0..50 {
-                    let got = p.compile(
-                        DLT_EN10MB,
-                        262144,
-                        "host 10.0.0.1 and tcp",
-                        true,
-                        NETMASK_UNKNOWN,
-                    );
+                    let got =
+                        p.compile(EN10MB, 262144, "host 10.0.0.1 and tcp", true, NETMASK_UNKNOWN);
                     assert_eq!(got.as_ref(), Ok(&expected));
                 }
             });
@@ -167,7 +158,7 @@ fn read_offline_captures() {
     let Some(corpus) = sift_testkit::libpcap_corpus() else { return };
     let path = corpus.join("captures").join("vrrp.pcap");
     let micro = p.read_offline(&path, false).expect("vrrp.pcap opens");
-    assert_eq!(micro.linktype, DLT_EN10MB);
+    assert_eq!(micro.linktype, EN10MB.dlt());
     assert!(micro.snaplen > 0);
     assert!(!micro.packets.is_empty());
     assert_eq!(micro.error, None);

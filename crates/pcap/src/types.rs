@@ -1,8 +1,8 @@
 //! The packet and interface model shared by readers and writers.
 
 use sift_wire::LinkType;
-/// Timestamps are [`sift_wire`]'s (every source of packets shares them); readers and writers
-/// here use them through this path.
+// Timestamps are sift-wire's (every source of packets shares them); readers and writers here
+// use them through this path.
 pub use sift_wire::Timestamp;
 
 /// The resolution of timestamps on a pcapng interface (`if_tsresol`).

@@ -378,7 +378,7 @@ impl<'a> Bench<'a> {
                         let started = Instant::now();
                         let snaplen = packets.snaplen.min(i32::MAX as u32) as i32;
                         let p = lib
-                            .compile(packets.link_type.dlt(), snaplen, e, true, 0)
+                            .compile(packets.link_type, snaplen, e, true, 0)
                             .map_err(BenchError::LibpcapCompile)?;
                         let compiled = Some((started.elapsed(), p.len()));
                         (Some(p), compiled)
@@ -394,12 +394,11 @@ impl<'a> Bench<'a> {
                 let Subject::Expression(e) = subject else {
                     return Ok(Outcome::Unavailable("CSPF is compiled from an expression".into()));
                 };
-                let dlt = packets.link_type.dlt();
                 let opts =
                     sift_cspf::Options::new(&self.resolver).with_indirect(self.cspf_indirect);
-                match sift_cspf::compile_str(e, dlt, &opts) {
+                match sift_cspf::compile_text(e, packets.link_type, &opts) {
                     Ok(c) => self.cspf(reference.as_deref(), &c, started.elapsed())?,
-                    Err(err) => return Ok(Outcome::Unavailable(err.message)),
+                    Err(err) => return Ok(Outcome::Unavailable(err.to_string())),
                 }
             }
         };

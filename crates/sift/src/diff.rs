@@ -230,9 +230,8 @@ impl Engines {
 
         match &self.libpcap {
             Ok(lib) => {
-                let dlt = packets.link_type.dlt();
                 let snaplen = packets.snaplen.min(i32::MAX as u32) as i32;
-                match lib.compile(dlt, snaplen, expr, false, 0) {
+                match lib.compile(packets.link_type, snaplen, expr, false, 0) {
                     Ok(own) => match lib.prepare(&own) {
                         Ok(f) => engines.push(Answers {
                             run: Run::Libpcap { instructions: own.len() },
@@ -275,10 +274,9 @@ impl Engines {
             unavailable.push(("kernel-socket", "Ethernet captures only (veth)".into()));
         }
 
-        let dlt = packets.link_type.dlt();
         let cspf_options =
             sift_cspf::Options::new(&self.resolver).with_indirect(self.cspf_indirect);
-        match sift_cspf::compile_str(expr, dlt, &cspf_options) {
+        match sift_cspf::compile_text(expr, packets.link_type, &cspf_options) {
             Ok(c) => {
                 let per_packet = packets
                     .iter()
@@ -290,7 +288,7 @@ impl Engines {
                 let run = Run::Cspf { words: c.words().len(), indirect: self.cspf_indirect };
                 engines.push(Answers { run, per_packet });
             }
-            Err(e) => unavailable.push(("cspf", e.message)),
+            Err(e) => unavailable.push(("cspf", e.to_string())),
         }
         Ok(Comparison::Compared { engines, unavailable, size: validated.insns().len() })
     }

@@ -183,11 +183,14 @@ fn corpus_apply_cases() {
             skipped += 1;
             continue;
         };
-        let dlt = iface.link_type.dlt();
         for optimize in [true, false] {
-            let Ok(prog) =
-                lib.compile(dlt, iface.snaplen as i32, &case.expr, optimize, 0xffff_ffff)
-            else {
+            let Ok(prog) = lib.compile(
+                iface.link_type,
+                iface.snaplen as i32,
+                &case.expr,
+                optimize,
+                0xffff_ffff,
+            ) else {
                 skipped += 1; // e.g. names that need the corpus' hosts fixtures
                 continue;
             };

@@ -10,6 +10,7 @@
 //! figure. When one optimizer proves "expression rejects all packets" and the other does not,
 //! the other's output must hold no packet.
 
+use sift_compile::{CompileErrorKind, pipeline};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -37,17 +38,13 @@ fn reads_unwritten_memory(capture: &Path, expr: &str) -> bool {
     let mut reader = sift_pcap::open(capture).unwrap();
     let Ok(Some(first)) = reader.next_packet() else { return false };
     let resolver = sift_filter::SystemResolver::new();
-    let ctx = sift_compile::Context {
-        link_type: first.link_type.dlt(),
-        snaplen: 262_144,
-        netmask: Some(0),
-        linux_ext: false,
-        resolver: &resolver,
-    };
-    let Ok(prog) = sift_compile::compile_program(expr, &ctx, false) else { return false };
+    let opts = pipeline::Options::new(first.link_type, &resolver)
+        .netmask(Some(0))
+        .optimize(false)
+        .mode(sift_verify::Mode::Linux);
     matches!(
-        sift_verify::validate(&prog, sift_verify::Mode::Linux),
-        Err(e) if e.to_string().contains("before it is written")
+        pipeline::compile(expr, &opts),
+        Err(e) if matches!(&e.kind, CompileErrorKind::Invalid(v) if v.to_string().contains("before it is written"))
     )
 }
 
@@ -259,9 +256,7 @@ fn every_supported_link_type_on_generated_frames() {
         // loopback address-family tests (AF_INET6 as 24, 28 and 30), unlike `tcpdump -y ENC`,
         // pcap_compile on DLT_ENC and the corpus, which sift follows. NULL and LOOP: sift
         // follows libpcap 1.11's address families (known.rs), which 1.10 does not have.
-        if sift_compile::link_type_by_name(link.name().unwrap()).is_none()
-            || matches!(link.name().unwrap(), "ENC" | "NULL" | "LOOP")
-        {
+        if !pipeline::supports(link) || matches!(link.name().unwrap(), "ENC" | "NULL" | "LOOP") {
             continue;
         }
         let set = sift_filetests::PacketSet::generate(link, 0x11, 300, 40);

@@ -226,7 +226,7 @@ impl Link {
     }
 
     /// Whether the generator has a model of `link_type`.
-    pub(crate) fn supports(link_type: LinkType) -> bool {
+    pub fn supports(link_type: LinkType) -> bool {
         Link::new(link_type).is_ok()
     }
 

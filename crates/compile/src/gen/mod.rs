@@ -70,14 +70,12 @@
 //! `gateway`, DECnet, `broadcast`/`multicast`), `ports`, `wlan` (802.11 and pflog headers),
 //! `encap` (`vlan`, `mpls`, `pppoes`, `geneve`/`vxlan`), `protochain`, `arith` (relations and
 //! `proto[i:n]`), `bpf` (the classic BPF target: field loads at constant and run-time
-//! offsets), `varhdr` (the code computing variable header lengths), `legacy` (the entry points
-//! from before [`crate::pipeline`]).
+//! offsets), `varhdr` (the code computing variable header lengths).
 
 mod arith;
 mod bpf;
 mod encap;
 mod hosts;
-mod legacy;
 mod link;
 mod linklayer;
 mod ports;
@@ -88,7 +86,6 @@ mod varhdr;
 mod wlan;
 
 pub use bpf::{Bpf, generate};
-pub use legacy::{Context, compile, compile_str, dlt_from_linktype, link_type_by_name};
 pub use link::Link;
 pub use target::{Extension, Field, Loc, Target};
 

@@ -101,10 +101,7 @@ pub(crate) type FastMap<K, V> =
 pub(crate) type FastSet<K> =
     std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
 
-use crate::error::{CompileError, CompileErrorKind};
-use crate::r#gen::Context;
 use crate::ir::*;
-use sift_insn::Program;
 
 /// What one [`optimize`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,10 +113,6 @@ pub struct OptStats {
     /// Statements in reachable blocks before and after.
     pub stmts: (usize, usize),
 }
-
-/// The message libpcap gives when the optimized program can never accept
-/// ([`CompileErrorKind::RejectsAll`]; classify with [`CompileError::is_rejects_all`]).
-pub const REJECTS_ALL: &str = "expression rejects all packets";
 
 fn size(cfg: &Cfg) -> (usize, usize) {
     let order = cfg.layout_order();
@@ -169,28 +162,4 @@ pub fn optimize(cfg: &mut Cfg) -> OptStats {
 pub fn rejects_all(cfg: &Cfg) -> bool {
     let b = cfg.block(cfg.entry);
     b.stmts.is_empty() && b.term == Terminator::Ret(RetVal::K(0))
-}
-
-/// Parses `src` (checking names with the context's resolver), generates the graph, optimizes
-/// it when `optimize` is set, and emits the program: what `pcap_compile` does. When
-/// optimizing proves that no packet can be accepted the answer is libpcap's error
-/// "expression rejects all packets" (without optimization the same filter compiles).
-///
-/// Kept for the CLI until the library facade moves to [`crate::pipeline::compile`], which
-/// takes a `sift_wire::LinkType` and also validates.
-pub fn compile_program(
-    src: &str,
-    ctx: &Context<'_>,
-    optimize: bool,
-) -> Result<Program, CompileError> {
-    let expr = sift_filter::parse_with(src, ctx.resolver)?;
-    let mut cfg = crate::r#gen::compile(expr.as_ref(), ctx)?;
-    if optimize {
-        self::optimize(&mut cfg);
-        if rejects_all(&cfg) {
-            return Err(CompileError::new(CompileErrorKind::RejectsAll, None));
-        }
-    }
-    crate::emit::emit(&cfg)
-        .map_err(|e| CompileError::new(CompileErrorKind::Internal(e.to_string()), None))
 }

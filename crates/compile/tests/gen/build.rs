@@ -23,7 +23,9 @@ fn libpcap() -> Option<sift_libpcap::Libpcap> {
 /// instructions, and identical verdicts on `pkts` in sift-vm and in libpcap's `bpf_filter`.
 fn against_libpcap(expr: &str, ours: &[Insn], pkts: &[Vec<u8>]) {
     let Some(pcap) = libpcap() else { return };
-    let theirs = pcap.compile(1, SNAPLEN as i32, expr, false, 0).expect("libpcap compiles");
+    let theirs = pcap
+        .compile(sift_compile::pipeline::LinkType::EN10MB, SNAPLEN as i32, expr, false, 0)
+        .expect("libpcap compiles");
     assert_eq!(
         listing(ours),
         listing(&theirs),

@@ -280,7 +280,13 @@ fn core_expressions_are_byte_identical_to_libpcap() {
         let ours = pipeline::compile(expr, &opts(dlt, &resolver))
             .unwrap_or_else(|e| panic!("DLT {dlt} `{expr}`: {}", e.render(expr)));
         let theirs = pcap
-            .compile(dlt, 262144, expr, false, 0xffff_ffff)
+            .compile(
+                LinkType::from_dlt(dlt).expect("a DLT number"),
+                262144,
+                expr,
+                false,
+                0xffff_ffff,
+            )
             .unwrap_or_else(|e| panic!("libpcap DLT {dlt} `{expr}`: {e}"));
         if ours.program.insns() == theirs.as_slice() {
             same += 1;
@@ -312,7 +318,15 @@ fn linux_extensions_are_byte_identical_to_libpcap() {
     ] {
         let live = opts(dlt, &resolver).linux_ext(true);
         let ours = pipeline::compile(expr, &live).unwrap_or_else(|e| panic!("`{expr}`: {e}"));
-        let theirs = pcap.compile(dlt, 262144, expr, false, 0xffff_ffff).unwrap();
+        let theirs = pcap
+            .compile(
+                LinkType::from_dlt(dlt).expect("a DLT number"),
+                262144,
+                expr,
+                false,
+                0xffff_ffff,
+            )
+            .unwrap();
         assert_eq!(
             sift_insn::text::listing(ours.program.insns()),
             sift_insn::text::listing(&theirs),

@@ -5,6 +5,7 @@
 use sift_compile::emit::{emit, emit_with_stats};
 use sift_compile::ir::*;
 use sift_compile::lift::{LiftError, lift};
+use sift_compile::pipeline::LinkType;
 use sift_insn::Insn;
 use sift_insn::code::*;
 use sift_insn::text::{listing, parse};
@@ -69,11 +70,6 @@ fn stmt_insn_round_trip_and_use_def() {
     assert_eq!(Stmt::Alu(AluOp::Add, Operand::X).uses(), RegSet::A.union(RegSet::X));
 }
 
-/// The DLT number (Linux values, what libpcap takes) of a link type the corpus names.
-fn dlt(name: &str) -> Option<i32> {
-    sift_compile::pipeline::LinkType::from_name(name).map(|t| t.dlt())
-}
-
 /// The corpus round trip. Prints the figure (how many re-emit identically) and fails on any
 /// program that does not.
 #[test]
@@ -97,10 +93,10 @@ fn libpcap_corpus_programs_re_emit_identically() {
             .join(" or "),
     ];
     // Every distinct expression on Ethernet, plus each accept case on its own link type.
-    let mut jobs: Vec<(i32, i32, String)> = text
+    let mut jobs: Vec<(LinkType, i32, String)> = text
         .lines()
         .chain(big.iter().map(String::as_str))
-        .map(|e| (1, 262144, e.to_string()))
+        .map(|e| (LinkType::EN10MB, 262144, e.to_string()))
         .collect();
     let cases = std::fs::read_to_string(dir.join("libpcap_filter_cases.tsv")).unwrap();
     for row in cases.lines().skip(1) {
@@ -108,19 +104,19 @@ fn libpcap_corpus_programs_re_emit_identically() {
         if f.len() < 9 || f[0] != "accept" {
             continue;
         }
-        let Some(dlt) = dlt(f[2]) else { continue };
+        let Some(link) = LinkType::from_name(f[2]) else { continue };
         let snaplen = f[3].parse().unwrap_or(262144);
-        if dlt != 1 || snaplen != 262144 {
-            jobs.push((dlt, snaplen, f[8].to_string()));
+        if link != LinkType::EN10MB || snaplen != 262144 {
+            jobs.push((link, snaplen, f[8].to_string()));
         }
     }
-    for (dlt, snaplen, expr) in &jobs {
+    for (link, snaplen, expr) in &jobs {
         // Names under .libpcap.test need a resolver fixture; skip them rather than ask DNS.
         if expr.to_ascii_lowercase().contains(".test") {
             continue;
         }
         for optimize in [false, true] {
-            let Ok(prog) = pcap.compile(*dlt, *snaplen, expr, optimize, 0xffff_ff00) else {
+            let Ok(prog) = pcap.compile(*link, *snaplen, expr, optimize, 0xffff_ff00) else {
                 continue;
             };
             compiled += 1;
@@ -143,7 +139,7 @@ fn libpcap_corpus_programs_re_emit_identically() {
                 same += 1;
             } else {
                 differ.push(format!(
-                    "`{expr}` (DLT {dlt}, optimize={optimize})\nlibpcap:\n{}ours:\n{}",
+                    "`{expr}` ({link}, optimize={optimize})\nlibpcap:\n{}ours:\n{}",
                     listing(&prog),
                     listing(&ours)
                 ));

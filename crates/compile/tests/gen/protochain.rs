@@ -187,8 +187,9 @@ fn protochain_matches_libpcaps_loop_within_the_bound() {
         let expr = format!("{proto} protochain {v}");
         let sift = pipeline::compile(&expr, &opts).unwrap_or_else(|e| panic!("{expr}: {e}"));
         let vm = sift_vm::Interpreter::new(&sift.program);
-        let reference =
-            pcap.compile(1, 65535, &expr, false, 0xffff_ffff).expect("libpcap compiles");
+        let reference = pcap
+            .compile(sift_compile::pipeline::LinkType::EN10MB, 65535, &expr, false, 0xffff_ffff)
+            .expect("libpcap compiles");
         for (i, f) in frames.iter().enumerate() {
             let walks: Vec<Walk> = match proto {
                 "ip6" => vec![walk(f, true, v)],

@@ -180,7 +180,9 @@ fn geneve_matches_libpcap_on_geneve_frames() {
         "not geneve 8 or udp",
     ] {
         let vm = sift(expr);
-        let reference = pcap.compile(1, 65535, expr, false, 0xffff_ffff).expect(expr);
+        let reference = pcap
+            .compile(sift_compile::pipeline::LinkType::EN10MB, 65535, expr, false, 0xffff_ffff)
+            .expect(expr);
         for (i, f) in frames.iter().enumerate() {
             let want = pcap.filter(&reference, f, f.len() as u32);
             let got = vm.run(f, f.len() as u32);
@@ -340,7 +342,9 @@ fn nested_geneve_matches_libpcap() {
     for tmpl in NESTED {
         let expr = tmpl.replace("TUN", "geneve");
         let vm = sift(&expr);
-        let reference = pcap.compile(1, 65535, &expr, false, 0xffff_ffff).expect(&expr);
+        let reference = pcap
+            .compile(sift_compile::pipeline::LinkType::EN10MB, 65535, &expr, false, 0xffff_ffff)
+            .expect(&expr);
         let mut accepted = 0;
         for (what, f) in &frames {
             let want = pcap.filter(&reference, f, f.len() as u32);

@@ -55,7 +55,7 @@ fn issue_1699_constant_divisions_fold_to_accept() {
         assert_eq!(run(&opt, pkt), 262144);
     }
     if let Ok(pcap) = sift_libpcap::Libpcap::load() {
-        match pcap.compile(1, 262144, src, true, !0) {
+        match pcap.compile(sift_compile::pipeline::LinkType::EN10MB, 262144, src, true, !0) {
             Ok(p) => println!("{} optimized:\n{}", pcap.version(), sift_insn::text::listing(&p)),
             Err(e) => println!("{} optimized: {e}", pcap.version()),
         }
@@ -107,7 +107,8 @@ fn issue_430_truncated_frames_keep_their_answer() {
     assert_eq!(run(&opt, &full), 262144);
     assert!(opt.len() < unopt.len());
     if let Ok(pcap) = sift_libpcap::Libpcap::load() {
-        let theirs = pcap.compile(1, 262144, src, true, !0).unwrap();
+        let theirs =
+            pcap.compile(sift_compile::pipeline::LinkType::EN10MB, 262144, src, true, !0).unwrap();
         println!(
             "libpcap optimized ({} insns) on the 30-byte frame: {} (sift: {} insns)",
             theirs.len(),

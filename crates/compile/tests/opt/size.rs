@@ -164,14 +164,14 @@ fn generated_sizes_against_system_libpcap() {
             if src.contains("protochain") {
                 continue;
             }
-            let Ok(reference) = pcap.compile(link.dlt(), 262144, &src, true, 0xffff_ffff) else {
+            let Ok(reference) = pcap.compile(link, 262144, &src, true, 0xffff_ffff) else {
                 continue;
             };
             let Ok(prog) = pipeline::compile(&src, &opts).map(|c| c.program.to_program()) else {
                 continue;
             };
             per.entry(name).or_default().add(prog.len(), reference.len());
-            let unopt = pcap.compile(link.dlt(), 262144, &src, false, 0xffff_ffff).expect(&src);
+            let unopt = pcap.compile(link, 262144, &src, false, 0xffff_ffff).expect(&src);
             let kept = verdicts_kept(&pcap, &reference, &unopt, &set, prog.insns());
             if kept {
                 faithful.entry(name).or_default().add(prog.len(), reference.len());
