@@ -3,12 +3,12 @@
 //! conditions, labels bound or not), sift-x86 assembles it, iced-x86 decodes it, and every
 //! instruction must decode to exactly its bytes and to what the model says; what x86-64 cannot
 //! encode must be refused with a typed error. Nothing may panic. The model, generator and
-//! checker are the property test's (`crates/x86/tests/support`).
+//! checker are the property test's (`crates/x86/tests/x86/support`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/x86/tests/support/mod.rs"]
+#[path = "../../crates/x86/tests/x86/support/mod.rs"]
 mod support;
 
 use support::check::{self, Stats};

@@ -5,10 +5,8 @@
 //! encode must be refused with a typed error, and every near jump must be one a short jump
 //! could not replace.
 
-mod support;
-
-use support::check::{self, Stats};
-use support::generate::{self, Rng};
+use crate::support::check::{self, Stats};
+use crate::support::generate::{self, Rng};
 
 /// Instructions per sequence: enough for jumps to cross the rel8 limit and come back.
 const SEQUENCE: usize = 64;

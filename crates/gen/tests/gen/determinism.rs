@@ -6,7 +6,7 @@
 //! changes too. Make sure that is intended, say so in the commit message, and update the
 //! digests to the values printed by the failure.
 
-mod common;
+use crate::common;
 
 use sift_gen::{Config, Generator, Link};
 

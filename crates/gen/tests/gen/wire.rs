@@ -3,7 +3,7 @@
 //! SCTP CRC32c) is recomputed with naive arithmetic and must be right. Also the stream's
 //! statistical promises: timestamps, snap length, truncation, malformed fraction, mix.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

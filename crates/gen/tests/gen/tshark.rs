@@ -3,7 +3,7 @@
 //! tests/common found, with every checksum verified by tshark too and no malformed or
 //! error-level expert markers. Skips (or fails under `SIFT_REQUIRE_ORACLES=1`) without tshark.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
