@@ -120,12 +120,16 @@ impl UnixDgramFilter {
 mod tests {
     use super::*;
 
-    const RET_K: u16 = 0x06;
-    const LDB_ABS: u16 = 0x30;
-    const LD_MEM: u16 = 0x60;
-    const ST: u16 = 0x02;
-    const JA: u16 = 0x05;
-    const RET_A: u16 = 0x16;
+    use sift_insn::code::{
+        BPF_A, BPF_ABS, BPF_B, BPF_JA, BPF_JMP, BPF_K, BPF_LD, BPF_MEM, BPF_RET, BPF_ST,
+    };
+
+    const RET_K: u16 = BPF_RET | BPF_K;
+    const LDB_ABS: u16 = BPF_LD | BPF_B | BPF_ABS;
+    const LD_MEM: u16 = BPF_LD | BPF_MEM;
+    const ST: u16 = BPF_ST;
+    const JA: u16 = BPF_JMP | BPF_JA;
+    const RET_A: u16 = BPF_RET | BPF_A;
 
     fn ret(k: u32) -> RawInsn {
         RawInsn::new(RET_K, 0, 0, k)
