@@ -540,9 +540,29 @@ const DNS_PORT: u16 = 53;
 const VXLAN_PORT: u16 = 4789;
 const GENEVE_PORT: u16 = 6081;
 
+/// A protocol that UDP payloads on any port can be read as (tcpdump's `-T domain`,
+/// `-T vxlan`), instead of choosing by port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UdpPayload {
+    /// DNS.
+    Dns,
+    /// VXLAN.
+    Vxlan,
+}
+
 /// Decodes one packet of the given link type. `wire_len` is the length on the wire (may
 /// exceed `data.len()`).
 pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
+    decode_with(link_type, data, wire_len, None)
+}
+
+/// [`decode`], with every UDP payload read as `udp_as` when given.
+pub fn decode_with(
+    link_type: LinkType,
+    data: &[u8],
+    wire_len: u32,
+    udp_as: Option<UdpPayload>,
+) -> Decoded<'_> {
     let empty = Layer::Payload { data: &[], len: 0 };
     let mut d = Decoded {
         layers: [empty; MAX_LAYERS],
@@ -553,7 +573,7 @@ pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
         wire_len,
     };
     let wire = wire_len.max(data.len() as u32);
-    let mut cx = Cx { d: &mut d };
+    let mut cx = Cx { d: &mut d, udp_as };
     let link_len = match link_type {
         LinkType::EN10MB => cx.ether(data, wire, true),
         LinkType::LINUX_SLL => cx.sll(data, wire),
@@ -582,6 +602,7 @@ pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
 
 struct Cx<'d, 'a> {
     d: &'d mut Decoded<'a>,
+    udp_as: Option<UdpPayload>,
 }
 
 fn sub(len: u32, n: usize) -> u32 {
@@ -1108,7 +1129,12 @@ impl<'a> Cx<'_, 'a> {
         }
         let blen = (u32::from(udp.ulen) - 8).min(len - 8);
         let body = &data[8..(8 + blen as usize).min(data.len())];
-        if udp.sport == DNS_PORT || udp.dport == DNS_PORT {
+        if let Some(forced) = self.udp_as {
+            match forced {
+                UdpPayload::Dns => self.dns(body, blen, false),
+                UdpPayload::Vxlan => self.vxlan(body, blen),
+            }
+        } else if udp.sport == DNS_PORT || udp.dport == DNS_PORT {
             self.dns(body, blen, false);
         } else if udp.dport == VXLAN_PORT {
             self.vxlan(body, blen);

@@ -159,6 +159,12 @@ impl<W: Write> PcapWriter<W> {
         self.precision
     }
 
+    /// Writes what the buffer holds to the inner writer and flushes that (tcpdump's `-U` and
+    /// SIGUSR2: `pcap_dump_flush`).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Flushes and returns the inner writer.
     pub fn finish(self) -> io::Result<W> {
         self.out.into_inner().map_err(|e| e.into_error())
@@ -292,6 +298,12 @@ impl<W: Write> PcapngWriter<W> {
         slot.first.get_or_insert(ts);
         slot.last = Some(ts);
         Ok(())
+    }
+
+    /// Writes what the buffer holds to the inner writer and flushes that (tcpdump's `-U` and
+    /// SIGUSR2: `pcap_dump_flush`).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 
     /// Writes an Interface Statistics Block per interface (`isb_starttime`, `isb_endtime` and

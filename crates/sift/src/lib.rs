@@ -17,7 +17,9 @@
 //! * [`live`]: live capture on one socket or a fan-out group, handing packets to a
 //!   [`live::Sink`];
 //! * [`bench`](mod@bench) and [`diff`]: every engine timed, or compared verdict by verdict, on the same
-//!   packets.
+//!   packets;
+//! * [`text`]: the files that are not captures (filters, programs, lists of expressions), read
+//!   whole but bounded.
 //!
 //! [`Capture`] is the short way in. Filtering a capture into a new pcap file:
 //!
@@ -52,6 +54,7 @@ pub mod input;
 pub mod live;
 pub mod output;
 pub mod parallel;
+pub mod text;
 
 pub use capture::{Capture, OwnedPacket, Saved};
 pub use filter::{Engine, Filter};

@@ -22,7 +22,7 @@
 //! * [`netns`]: private network namespaces.
 //! * [`iface`]: interface names, indexes, flags, hardware types, MTUs.
 //! * [`netlink`]: (empty) where XDP/TC attachment will live.
-//! * [`signal`]: SIGINT/SIGTERM as a flag. [`time`]: local time formatting (`strftime`).
+//! * [`signal`]: signals as flags and counters. [`time`]: local time formatting (`strftime`).
 
 pub mod bpf;
 pub mod iface;

@@ -108,7 +108,11 @@ impl<'a> Walk<'_, 'a> {
             }
             self.out.s(")");
         }
-        if !cut && ip.header.len() == usize::from(ip.hlen) && checksum(0, ip.header) != 0 {
+        if !cut
+            && !self.o().skip_checksums
+            && ip.header.len() == usize::from(ip.hlen)
+            && checksum(0, ip.header) != 0
+        {
             self.out.s(", bad cksum ");
             self.out.hex(u64::from(ip.checksum));
             self.out.s(" (->");

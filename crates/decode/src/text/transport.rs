@@ -398,6 +398,9 @@ impl<'a> Walk<'_, 'a> {
         len: u32,
         at: usize,
     ) {
+        if self.o().skip_checksums {
+            return;
+        }
         let Some(seg) = self.segment(i, len) else { return };
         let stored = be16(seg, at).unwrap_or(0);
         let sum = pseudo_checksum(ip, proto, seg);
@@ -459,7 +462,7 @@ impl<'a> Walk<'_, 'a> {
         let length = (length - 8).min(ulen);
         self.endpoints(ip, direct, ports);
         let fragmented = self.fragmented(i);
-        if self.o().verbose > 0 && !fragmented {
+        if self.o().verbose > 0 && !fragmented && !self.o().skip_checksums {
             let v6 = matches!(ip, IpRef::V6(_));
             if v6 || self.o().verbose > 1 {
                 if !v6 && u.checksum == 0 {
