@@ -102,7 +102,8 @@ pub struct DumpArgs {
     /// Do not verify IP, TCP and UDP checksums (-v prints nothing about them).
     #[arg(short = 'K', long = "dont-verify-checksums")]
     pub skip_checksums: bool,
-    /// Read UDP payloads on any port as TYPE: domain or vxlan.
+    /// Read transport payloads as TYPE whatever their ports: domain or vxlan (as tcpdump:
+    /// every UDP payload; TCP payloads as DNS for domain, else not at all).
     #[arg(short = 'T', value_name = "TYPE", allow_hyphen_values = true)]
     pub packet_type: Option<String>,
     /// Line-buffered output: each printed packet is written out at once.
@@ -255,7 +256,7 @@ pub(crate) fn link_type_arg(name: &str) -> anyhow::Result<LinkType> {
 }
 
 /// `-T`: the packet types tcpdump knows, of which sift decodes `domain` and `vxlan`.
-pub(crate) fn packet_type(args: &DumpArgs) -> anyhow::Result<Option<sift_decode::UdpPayload>> {
+pub(crate) fn packet_type(args: &DumpArgs) -> anyhow::Result<Option<sift_decode::PacketType>> {
     /// tcpdump 4.99's `-T` types.
     const TCPDUMP: &[&str] = &[
         "aodv",
@@ -282,8 +283,8 @@ pub(crate) fn packet_type(args: &DumpArgs) -> anyhow::Result<Option<sift_decode:
     let Some(name) = &args.packet_type else { return Ok(None) };
     let lower = name.to_ascii_lowercase();
     match lower.as_str() {
-        "domain" => Ok(Some(sift_decode::UdpPayload::Dns)),
-        "vxlan" => Ok(Some(sift_decode::UdpPayload::Vxlan)),
+        "domain" => Ok(Some(sift_decode::PacketType::Domain)),
+        "vxlan" => Ok(Some(sift_decode::PacketType::Vxlan)),
         known if TCPDUMP.contains(&known) => {
             bail!("-T {name}: sift does not decode this packet type (it decodes: domain, vxlan)")
         }
@@ -311,6 +312,9 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
         .map(|expr| Filter::new(expr).with_engine(engine).with_optimizer(!args.no_optimize));
     if args.read.is_empty() {
         bail!("no input: give a capture file with -r FILE or an interface with -i IFACE");
+    }
+    if args.foreign {
+        bail!("-f can not be used with -V or -r");
     }
     if args.count_only && args.write.is_some() {
         bail!("--count prints the number of matching packets; it cannot be combined with -w");
@@ -500,8 +504,7 @@ fn run_parallel(
 
 /// The printer the options ask for (`-T` was checked by [`check_printing`]).
 pub(crate) fn printer(args: &DumpArgs, nano: bool) -> PacketPrinter {
-    let udp_as = packet_type(args).ok().flatten();
-    PacketPrinter::new(args, nano, udp_as)
+    PacketPrinter::new(args, nano, packet_type(args).ok().flatten())
 }
 
 fn open_sink(

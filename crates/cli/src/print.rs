@@ -21,11 +21,11 @@ enum PrinterKind {
 }
 
 impl PacketPrinter {
-    /// The printer the options ask for; `nano` for nanosecond timestamps, `udp_as` for `-T`.
+    /// The printer the options ask for; `nano` for nanosecond timestamps, `packet_type` for `-T`.
     pub(crate) fn new(
         args: &DumpArgs,
         nano: bool,
-        udp_as: Option<sift_decode::UdpPayload>,
+        packet_type: Option<sift_decode::PacketType>,
     ) -> PacketPrinter {
         use sift_decode::{HexDump, TimeFormat};
         let kind = if args.json {
@@ -59,7 +59,7 @@ impl PacketPrinter {
                 absolute_seq: args.absolute_seq,
                 number: args.number,
                 skip_checksums: args.skip_checksums,
-                udp_as,
+                packet_type,
                 zone: Some(local_offset),
             }))
         };

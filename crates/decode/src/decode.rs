@@ -540,13 +540,14 @@ const DNS_PORT: u16 = 53;
 const VXLAN_PORT: u16 = 4789;
 const GENEVE_PORT: u16 = 6081;
 
-/// A protocol that UDP payloads on any port can be read as (tcpdump's `-T domain`,
-/// `-T vxlan`), instead of choosing by port.
+/// tcpdump's `-T TYPE`: transport payloads read as one protocol instead of by port. Every UDP
+/// payload is read as it; TCP payloads are read as DNS for `Domain`, and not at all otherwise
+/// (as tcpdump, which then prints no HTTP or SSH line either).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UdpPayload {
-    /// DNS.
-    Dns,
-    /// VXLAN.
+pub enum PacketType {
+    /// `-T domain`: DNS.
+    Domain,
+    /// `-T vxlan`: VXLAN.
     Vxlan,
 }
 
@@ -556,12 +557,12 @@ pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
     decode_with(link_type, data, wire_len, None)
 }
 
-/// [`decode`], with every UDP payload read as `udp_as` when given.
+/// [`decode`], with transport payloads read as `packet_type` when given.
 pub fn decode_with(
     link_type: LinkType,
     data: &[u8],
     wire_len: u32,
-    udp_as: Option<UdpPayload>,
+    packet_type: Option<PacketType>,
 ) -> Decoded<'_> {
     let empty = Layer::Payload { data: &[], len: 0 };
     let mut d = Decoded {
@@ -573,7 +574,7 @@ pub fn decode_with(
         wire_len,
     };
     let wire = wire_len.max(data.len() as u32);
-    let mut cx = Cx { d: &mut d, udp_as };
+    let mut cx = Cx { d: &mut d, packet_type };
     let link_len = match link_type {
         LinkType::EN10MB => cx.ether(data, wire, true),
         LinkType::LINUX_SLL => cx.sll(data, wire),
@@ -602,7 +603,7 @@ pub fn decode_with(
 
 struct Cx<'d, 'a> {
     d: &'d mut Decoded<'a>,
-    udp_as: Option<UdpPayload>,
+    packet_type: Option<PacketType>,
 }
 
 fn sub(len: u32, n: usize) -> u32 {
@@ -1102,7 +1103,11 @@ impl<'a> Cx<'_, 'a> {
         if blen == 0 {
             return;
         }
-        if (tcp.sport == DNS_PORT || tcp.dport == DNS_PORT) && body.len() >= 2 {
+        let dns = match self.packet_type {
+            Some(forced) => forced == PacketType::Domain,
+            None => tcp.sport == DNS_PORT || tcp.dport == DNS_PORT,
+        };
+        if dns && body.len() >= 2 {
             self.dns(&body[2..], blen.saturating_sub(2), true);
         } else {
             self.payload(body, blen);
@@ -1129,10 +1134,10 @@ impl<'a> Cx<'_, 'a> {
         }
         let blen = (u32::from(udp.ulen) - 8).min(len - 8);
         let body = &data[8..(8 + blen as usize).min(data.len())];
-        if let Some(forced) = self.udp_as {
+        if let Some(forced) = self.packet_type {
             match forced {
-                UdpPayload::Dns => self.dns(body, blen, false),
-                UdpPayload::Vxlan => self.vxlan(body, blen),
+                PacketType::Domain => self.dns(body, blen, false),
+                PacketType::Vxlan => self.vxlan(body, blen),
             }
         } else if udp.sport == DNS_PORT || udp.dport == DNS_PORT {
             self.dns(body, blen, false);

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use sift_pcap::{LinkType, Timestamp};
 
-use crate::decode::{self, Decoded, Dns, Ipv4, Ipv6, Layer, Proto, UdpPayload, Unknown};
+use crate::decode::{self, Decoded, Dns, Ipv4, Ipv6, Layer, PacketType, Proto, Unknown};
 use crate::names;
 use crate::out::{Out, be16, be32, u8_at};
 use crate::time::{self, TimeFormat, UtcOffset};
@@ -72,8 +72,8 @@ pub struct Options {
     pub number: bool,
     /// `-K`: do not verify IP, TCP and UDP checksums (and print nothing about them).
     pub skip_checksums: bool,
-    /// `-T TYPE`: UDP payloads on any port read as this protocol.
-    pub udp_as: Option<UdpPayload>,
+    /// `-T TYPE`: transport payloads read as this protocol rather than by port.
+    pub packet_type: Option<PacketType>,
     /// The local time zone's offset for the default and `-tttt` formats; `None`: UTC.
     pub zone: Option<UtcOffset>,
 }
@@ -169,7 +169,7 @@ impl Printer {
         wire_len: u32,
         data: &[u8],
     ) {
-        let d = decode::decode_with(link_type, data, wire_len, self.opts.udp_as);
+        let d = decode::decode_with(link_type, data, wire_len, self.opts.packet_type);
         self.print_decoded(out, ts, &d);
     }
 
@@ -429,7 +429,7 @@ impl<'a> Walk<'_, 'a> {
             Layer::Gre(g) => self.gre(i, g),
             Layer::Vxlan(v) => {
                 self.out.s("VXLAN, flags [");
-                self.out.s(if v.flags & 0x08 != 0 { "I" } else { "." });
+                self.out.s(if v.flags & 0x08 != 0 { "I" } else { "invalid" });
                 self.out.s("] (0x");
                 self.out.hex_width(u64::from(v.flags), 2);
                 self.out.s("), vni ");

@@ -149,6 +149,10 @@ impl<'a> Walk<'_, 'a> {
             }
             _ => &[][..],
         };
+        if self.o().packet_type.is_some() {
+            // tcpdump's -T: no dissection by port.
+            return;
+        }
         let port = |p: u16| t.sport == p || t.dport == p;
         if port(22) {
             if let Some(line) = ssh_banner(body, dlen as usize) {
@@ -462,7 +466,9 @@ impl<'a> Walk<'_, 'a> {
         let length = (length - 8).min(ulen);
         self.endpoints(ip, direct, ports);
         let fragmented = self.fragmented(i);
-        if self.o().verbose > 0 && !fragmented && !self.o().skip_checksums {
+        // tcpdump's -T hands the payload over before the checksum is looked at.
+        let checked = !self.o().skip_checksums && self.o().packet_type.is_none();
+        if self.o().verbose > 0 && !fragmented && checked {
             let v6 = matches!(ip, IpRef::V6(_));
             if v6 || self.o().verbose > 1 {
                 if !v6 && u.checksum == 0 {
