@@ -68,8 +68,8 @@ fn same_status_as_tcpdump(args: &[&str]) {
     // The program's own message (a diagnostic may follow it with the expression).
     let last = |o: &Output| {
         let t = text(&o.stderr);
-        let said = t.lines().filter(|l| l.starts_with("sift: ") || l.starts_with("tcpdump: "));
-        said.last().and_then(|l| l.split_once(": ")).map(|(_, m)| m.to_owned())
+        let mut said = t.lines().filter(|l| l.starts_with("sift: ") || l.starts_with("tcpdump: "));
+        said.next_back().and_then(|l| l.split_once(": ")).map(|(_, m)| m.to_owned())
     };
     if !theirs.status.success() {
         let (ours, theirs) = (last(&ours).unwrap_or_default(), last(&theirs).unwrap_or_default());
