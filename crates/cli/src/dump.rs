@@ -328,6 +328,10 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
     let mut source = Source::open(&inputs)?;
     let precision = args.precision();
     errln!("{}", source.describe());
+    // As tcpdump: root is given up once the inputs are open, before any output exists.
+    if let Some(user) = &args.user {
+        sift::user::relinquish(user)?;
+    }
 
     // Like tcpdump, compile before writing anything, so a bad expression leaves no output file.
     if let (Some(f), Some(first)) = (filter.as_mut(), source.interfaces().first()) {

@@ -288,6 +288,11 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     }
 
     let precision = args.precision().unwrap_or_default();
+    // As tcpdump: root is given up once the socket is open, before any output exists (rotated
+    // files are then created as that user too).
+    if let Some(user) = &args.user {
+        sift::user::relinquish(user)?;
+    }
     let limits = Limits { count: args.count, fanout: live.fanout.unwrap_or(1) };
     let events = |event: Event| match event {
         Event::Listening => errln!(

@@ -836,3 +836,45 @@ fn hup_is_left_ignored_under_nohup_and_fanout_obeys_the_signals() {
         assert!(ok);
     }
 }
+
+/// tcpdump's live flags: `-y` names the interface's one link type (or chooses `any`'s cooked
+/// header), `-I` and unknown `-j` types are refused as tcpdump refuses them, `-U` writes each
+/// packet out as it comes.
+#[test]
+fn y_i_j_and_u_on_a_live_capture() {
+    let Some(ns) = Netns::new("flags") else { return };
+    let td = tcpdump();
+    for (args, says) in [
+        (&["-y", "LINUX_SLL"][..], "LINUX_SLL is not one of the DLTs supported by this device"),
+        (&["-I"][..], "cap0: That device doesn't support monitor mode"),
+        (&["-j", "foo"][..], "invalid time stamp type foo"),
+    ] {
+        let mut programs = vec![SIFT.to_owned()];
+        programs.extend(td.iter().map(|t| t.display().to_string()));
+        for program in programs {
+            let mut cmd = vec![program.as_str(), "-i", "cap0", "-c", "1"];
+            cmd.extend_from_slice(args);
+            let o = ns.cmd(&cmd).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+            assert!(err.contains(says), "{cmd:?}: {err}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), 20, 33);
+    let out = dir.path().join("u.pcap");
+    let o = out.to_str().unwrap();
+    let sift =
+        Running::start(&ns, &[SIFT, "-i", "any", "-y", "LINUX_SLL", "-U", "-w", o, "ip or arp"]);
+    assert!(sift.stderr.iter().any(|l| l == "sift: data link type LINUX_SLL"), "{:?}", sift.stderr);
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    std::thread::sleep(Duration::from_millis(500));
+    // Each packet is in the file already (any sees each frame leave inj0 and reach cap0).
+    let want = expected(&input, "ip or arp", 262_144).len() * 2;
+    assert_eq!(packets_so_far(&out).len(), want, "-U");
+    let (ok, stderr) = sift.stop();
+    assert!(ok, "{stderr}");
+    let mut r = sift_pcap::open(&out).unwrap();
+    let _ = r.next_packet();
+    assert_eq!(r.interfaces()[0].link_type, sift_pcap::LinkType::LINUX_SLL);
+}

@@ -19,7 +19,7 @@
 //! * [`bench`](mod@bench) and [`diff`]: every engine timed, or compared verdict by verdict, on the same
 //!   packets;
 //! * [`text`]: the files that are not captures (filters, programs, lists of expressions), read
-//!   whole but bounded.
+//!   whole but bounded; [`user`]: root given up once inputs are open (`-Z`).
 //!
 //! [`Capture`] is the short way in. Filtering a capture into a new pcap file:
 //!
@@ -55,6 +55,7 @@ pub mod live;
 pub mod output;
 pub mod parallel;
 pub mod text;
+pub mod user;
 
 pub use capture::{Capture, OwnedPacket, Saved};
 pub use filter::{Engine, Filter};

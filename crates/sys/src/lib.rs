@@ -23,6 +23,7 @@
 //! * [`iface`]: interface names, indexes, flags, hardware types, MTUs.
 //! * [`netlink`]: (empty) where XDP/TC attachment will live.
 //! * [`signal`]: signals as flags and counters. [`time`]: local time formatting (`strftime`).
+//!   [`user`]: running as another user (`-Z`).
 
 pub mod bpf;
 pub mod iface;
@@ -33,6 +34,7 @@ pub mod ring;
 pub mod signal;
 pub mod socket;
 pub mod time;
+pub mod user;
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};

@@ -483,3 +483,24 @@ fn help_says_nothing_stale() {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
 }
+
+#[test]
+fn z_gives_root_up_before_the_output_is_created() {
+    if !sift_testkit::is_root() {
+        let _: Option<()> = sift_testkit::oracle_missing("root (-Z)", "not running as root");
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let http = sample("http.pcap");
+    let out = dir.path().join("z.pcap");
+    let o = sift(&["-Z", "nobody", "-r", &http, "-w", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let nobody = Command::new("id").args(["-u", "nobody"]).output().unwrap();
+    let uid: u32 = text(&nobody.stdout).trim().parse().unwrap();
+    assert_eq!(std::fs::metadata(&out).unwrap().uid(), uid, "created as nobody");
+    let o = sift(&["-Z", "no-such-user-sift", "-r", &http, "-c", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).ends_with("sift: Couldn't find user 'no-such-user-sift'\n"));
+}
