@@ -504,3 +504,22 @@ fn z_gives_root_up_before_the_output_is_created() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).ends_with("sift: Couldn't find user 'no-such-user-sift'\n"));
 }
+
+/// On a terminal that shows the packets (standard output and error the same terminal, as in
+/// an interactive shell), no progress line is drawn among them.
+#[test]
+fn the_progress_line_stays_off_a_terminal_that_shows_packets() {
+    let Some(script) = sift_testkit::tool("script") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Past the 64 MiB from which the line is drawn.
+    let big = dir.path().join("big.pcap");
+    let o = sift(&["gen", "-c", "130000", "-w", big.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(std::fs::metadata(&big).unwrap().len() > 64 << 20);
+    let command = format!("{} -r {}", env!("CARGO_BIN_EXE_sift"), big.display());
+    let o = Command::new(script).args(["-qec", &command, "/dev/null"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let shown = text(&o.stdout);
+    assert!(shown.lines().count() > 130_000, "the packets were printed");
+    assert!(!shown.contains("MiB/s"), "a progress line among the packets");
+}
