@@ -6,7 +6,8 @@
 //! [`is_broken_pipe`]). So everything sift prints goes through here (clippy's `print_stdout`
 //! and `print_stderr` lints, denied in `main.rs`, keep it so): [`print`] and [`outln!`] return
 //! the error, named "standard output"; [`errln!`] gives up silently, since there is nowhere
-//! left to report a failure to write to standard error.
+//! left to report a failure to write to standard error. Errors are printed on one line with
+//! each cause once ([`render`]).
 
 use std::io::{self, Write};
 
@@ -45,42 +46,9 @@ pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(sift::output::is_broken_pipe)
 }
 
-/// An error and its causes on one line, as `anyhow`'s `{:#}` joins them, but with each
-/// cause said once: a cause whose text already ends the line so far (libraries often put their
-/// source's text in their own message too) is skipped, and so is the `(os error N)` that Rust
-/// adds to system errors (tcpdump says `No such file or directory`, not `… (os error 2)`).
+/// An error and its causes on one line, each said once ([`sift::error_line`]).
 pub(crate) fn render(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = strip_os_error(&cause.to_string());
-        if text.is_empty() || line.ends_with(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
-
-/// `text` without the ` (os error N)` Rust appends to system errors, wherever it appears.
-fn strip_os_error(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(" (os error ") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + " (os error ".len()..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && after[digits..].starts_with(')') {
-            rest = &after[digits + 1..];
-        } else {
-            out.push_str(" (os error ");
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
+    sift::error_line(e.as_ref())
 }
 
 #[cfg(test)]
@@ -110,7 +78,6 @@ mod tests {
         assert_eq!(render(&e), "x.pcap: byte 0: read error: No such file or directory");
         let e = anyhow::Error::new(io::Error::from_raw_os_error(28)).context("out.pcap");
         assert_eq!(render(&e), "out.pcap: No space left on device");
-        assert_eq!(strip_os_error("a (os error x) b (os error 12)"), "a (os error x) b");
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! The tcpdump-like default mode: read a capture, filter it, then write or print its packets.
 //!
-//! `sift -r FILE [-w OUT] [-c N] [-F FILE] [--engine jit|interp] [--pcapng]
-//! [--time-stamp-precision=nano] [EXPR]` keeps the packets the filter accepts, as
-//! `tcpdump -r FILE -w OUT EXPR` does (same packets, bytes, timestamps, link type and snaplen in
-//! the header), and can write pcapng, which tcpdump cannot. Without `-w` it prints one line per
-//! packet. The work is the library's (`sift::input`, `sift::filter`, `sift::output`, and
-//! `sift::parallel` for large files); this module decides tcpdump's order of things (compile
-//! before any output exists, an output file even for an empty or damaged capture, everything
-//! intact before damage written and flushed before the error) and prints its messages.
+//! `sift -r FILE [-w OUT [--print]] [-c N] [-F FILE] [--engine jit|interp] [--pcapng] [-U]
+//! [--time-stamp-precision=nano] [printing options] [EXPR]` keeps the packets the filter
+//! accepts, as `tcpdump -r FILE -w OUT EXPR` does (same packets, bytes, timestamps, link type
+//! and snaplen in the header), and can write pcapng, which tcpdump cannot. Without `-w` (or
+//! with `--print`) it prints one line per packet (`-l`: each written out at once). The work is
+//! the library's (`sift::input`, `sift::filter`, `sift::output`, and `sift::parallel` for
+//! large files); this module decides tcpdump's order of things (compile before any output
+//! exists, root given up (`-Z`) before the output is created, an output file even for an
+//! empty or damaged capture, everything intact before damage written and flushed before the
+//! error), checks what tcpdump checks (`-y`, `-T`, `-f`), and prints its messages; write
+//! errors name the file (or standard output).
 
 use std::io::{self, Write};
 use std::path::PathBuf;

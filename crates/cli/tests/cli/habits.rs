@@ -523,3 +523,31 @@ fn the_progress_line_stays_off_a_terminal_that_shows_packets() {
     assert!(shown.lines().count() > 130_000, "the packets were printed");
     assert!(!shown.contains("MiB/s"), "a progress line among the packets");
 }
+
+/// `sift compile` printing into a full disk or a closed pipe. Needs `compile_cmd.rs` to print
+/// through `console::print` (its two `print!`), which another change makes.
+#[test]
+#[ignore = "needs compile_cmd.rs to print through console::print"]
+fn compile_output_errors_end_with_a_message() {
+    let o = run_into(&["compile", "tcp"], full(), Stdio::piped());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("standard output: No space left on device"));
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    let terms: Vec<String> =
+        (0..3000).map(|i| format!("host 10.0.{}.{}", i / 250, i % 250)).collect();
+    std::fs::write(&big, terms.join(" or ")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sift"))
+        .args(["compile", "-F", big.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = [0u8; 16];
+    let _ = child.stdout.as_mut().unwrap().read(&mut line);
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "| head -1: {err}");
+    assert!(err.is_empty(), "{err}");
+}
