@@ -471,6 +471,12 @@ fn filter_files_may_hold_any_byte_in_comments() {
     if let Some(t) = tcpdump(&["-r", &http, "-F", bad.to_str().unwrap()]) {
         assert_eq!(t.status.code(), Some(1));
     }
+    // The same byte in an expression argument: a located error, exit 1, as tcpdump's.
+    use std::os::unix::ffi::OsStrExt;
+    let arg = std::ffi::OsStr::from_bytes(b"tcp and port \xe9");
+    let o = Command::new(env!("CARGO_BIN_EXE_sift")).args(["-r", &http]).arg(arg).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("tcp and port \u{fffd}\n"), "{}", text(&o.stderr));
 }
 
 #[test]
