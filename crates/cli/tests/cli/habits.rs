@@ -120,7 +120,8 @@ fn later_options_apply_after_a_filter_file() {
     let f = filter.to_str().unwrap();
     let http = sample("http.pcap");
     same_as_tcpdump(&["-n", "-r", &http, "-F", f, "-c", "3"]);
-    same_as_tcpdump(&["-n", "-F", f, "-r", &http, "-c", "2", "ignored", "words"]);
+    // An operand, then an option: the option still applies (the words are ignored, -F).
+    same_as_tcpdump(&["-n", "-F", f, "-r", &http, "ignored", "-c", "2", "words"]);
 }
 
 #[test]
