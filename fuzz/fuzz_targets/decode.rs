@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sift_decode::{HexDump, JsonWriter, Options, Printer, TimeFormat};
+use sift_decode::{HexDump, JsonWriter, Options, PacketType, Printer, TimeFormat};
 use sift_pcap::Timestamp;
 
 const LINK_TYPES: [u16; 9] = [1, 113, 276, 101, 0, 108, 228, 229, 147];
@@ -21,11 +21,22 @@ fuzz_target!(|input: &[u8]| {
             2 => HexDump::HexLink,
             3 => HexDump::HexAscii,
             4 => HexDump::HexAsciiLink,
+            5 => HexDump::Ascii,
+            6 => HexDump::AsciiLink,
             _ => HexDump::None,
         },
         time: if flags & 0x80 != 0 { TimeFormat::DeltaPrevious } else { TimeFormat::TimeOfDay },
         nano: extra & 1 != 0,
         absolute_seq: extra & 2 != 0,
+        number: sel & 0x10 != 0,
+        skip_checksums: sel & 0x20 != 0,
+        packet_type: match sel >> 6 {
+            1 => Some(PacketType::Domain),
+            2 => Some(PacketType::Vxlan),
+            _ => None,
+        },
+        // A zone far west of UTC: local times before the epoch.
+        zone: (extra & 0x80 != 0).then_some((|_| -12 * 3600) as sift_decode::UtcOffset),
     };
     // The wire length is the captured length or more (a truncated capture).
     let wire = data.len() as u32 + u32::from(extra >> 2) * 7;

@@ -11,6 +11,7 @@
 //! libpcap's `pcap_compile -O`, the CSPF compiler): each engine runs the program its users
 //! would get, and only accept/reject must agree.
 
+use crate::console::outln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -118,13 +119,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut figures = Vec::new();
     for (i, (name, subject)) in subjects.into_iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!("")?;
         }
         let mut prepared = bench.prepare(subject).map_err(|e| match e {
             PrepareError::Invalid(e) => anyhow!("{name}: {e}"),
             e => e.into(),
         })?;
-        println!(
+        outln!(
             "{} packets ({} bytes) from {}, {} {} instructions",
             packets.len(),
             packets.total_bytes(),
@@ -135,26 +136,26 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 _ => format!("{name}: program of"),
             },
             prepared.program.insns().len()
-        );
+        )?;
         for &engine in &engines {
             match bench.run(engine, &mut prepared)? {
                 Outcome::Timed(f) => {
                     let (ns, accepted) = (f.ns_per_packet, f.accepted);
                     let name_ = engine.name();
-                    println!(
+                    outln!(
                         "{name_:<8} {ns:8.2} ns/packet {:8.2} Mpps  accepted {accepted}  ({})",
                         1e3 / ns,
                         note(&f.detail)
-                    );
+                    )?;
                     figures.push(Figure { filter: name.clone(), engine: name_, ns });
                 }
-                Outcome::Unavailable(why) => println!("{:<8} unavailable: {why}", engine.name()),
+                Outcome::Unavailable(why) => outln!("{:<8} unavailable: {why}", engine.name())?,
             }
         }
     }
     if let Some(path) = &args.plot {
         crate::plot::bars(path, "ns per packet (lower is better)", &figures_table(&figures))?;
-        println!("chart written to {}", path.display());
+        outln!("chart written to {}", path.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

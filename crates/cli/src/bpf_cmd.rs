@@ -4,11 +4,11 @@
 //! `bpf_asm`'s `count,code jt jf k,…` line, or assembler source; the form is detected. `-` reads
 //! standard input.
 
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::console::errln;
 use sift_insn::{Program, asm, text};
 use sift_verify::{Mode, validate};
 use sift_vm::{Flavor, Interpreter};
@@ -84,13 +84,10 @@ pub fn run(cmd: BpfCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A program or assembler source (`-` for standard input), bounded as every text input is
+/// ([`sift::text`]).
 fn read_text(path: &Path) -> anyhow::Result<String> {
-    if path.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading standard input")?;
-        return Ok(s);
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    Ok(sift::text::read_string(path, sift::text::TextKind::Program)?)
 }
 
 pub(crate) fn read_program(path: &Path) -> anyhow::Result<Program> {
@@ -109,13 +106,9 @@ fn print_form(prog: &Program, dump: u8) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes to standard output; a closed pipe (`| head`) is not an error.
+/// Writes to standard output (a closed pipe, `| head`, ends the program quietly).
 fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing standard output"),
-    }
+    crate::console::print(bytes)
 }
 
 fn check(path: &Path, linux: bool) -> anyhow::Result<ExitCode> {
@@ -131,7 +124,7 @@ fn check(path: &Path, linux: bool) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("{}: {e}", path.display());
+            errln!("{}: {e}", path.display());
             Ok(ExitCode::from(1))
         }
     }
@@ -209,12 +202,16 @@ fn run_capture(
     }
     if stats {
         let avg = if total == 0 { 0.0 } else { executed as f64 / total as f64 };
-        eprintln!("instructions {executed} per-packet {avg:.2}");
+        errln!("instructions {executed} per-packet {avg:.2}");
     }
     // A damaged capture ends the run with an error, after the packets before it were filtered.
     result.map(|()| ExitCode::SUCCESS)
 }
 
 fn pipe_ok(e: std::io::Error) -> anyhow::Result<ExitCode> {
-    if e.kind() == std::io::ErrorKind::BrokenPipe { Ok(ExitCode::SUCCESS) } else { Err(e.into()) }
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(anyhow::Error::new(e).context("standard output"))
+    }
 }

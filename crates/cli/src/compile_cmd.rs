@@ -10,6 +10,8 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
+
+use crate::console;
 use sift_compile::pipeline::{self, LinkType, Options};
 use sift_filter::SystemResolver;
 use sift_insn::text;
@@ -45,36 +47,33 @@ pub struct CompileArgs {
 
 /// Runs `sift compile`.
 pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
-    // `-y` takes a name or, as tcpdump, a DLT number.
-    let link = match args.link.parse::<i32>() {
-        Ok(dlt) => LinkType::from_dlt(dlt),
-        Err(_) => LinkType::from_name(&args.link),
-    };
-    let Some(link) = link else {
+    // `-y` takes a name or a DLT number.
+    let Some(link) = LinkType::parse(&args.link) else {
         bail!(
             "unknown data link type {} (see `sift compile --help` for the link types sift \
              supports)",
             args.link
         );
     };
+    // As the default mode reads them: `-F` bounded, comments stripped whatever bytes they
+    // hold; `-s 0` is tcpdump's 262144.
     let src = match &args.file {
-        Some(path) => {
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
-        }
+        Some(path) => sift::filter::read_file(path)?,
         None => args.expr.join(" "),
     };
+    let snaplen = if args.snaplen == 0 { sift_capture::MAX_SNAPLEN } else { args.snaplen };
     let resolver = SystemResolver::new();
-    let opts = Options::new(link, &resolver).snaplen(args.snaplen).optimize(!args.no_optimize);
+    let opts = Options::new(link, &resolver).snaplen(snaplen).optimize(!args.no_optimize);
     if args.dump_cfg {
         // The graph as generated (and optimized): a filter that rejects every packet is
         // still printed, as a lone `ret #0` block.
         return match pipeline::graph(&src, &opts) {
             Ok(g) => {
-                print!("{}", sift_compile::print::dot(&g.cfg));
+                console::print(sift_compile::print::dot(&g.cfg))?;
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
-                eprint!("{}", e.render(&src));
+                console::eprint(format_args!("{}", e.render(&src)));
                 Ok(ExitCode::from(1))
             }
         };
@@ -82,7 +81,7 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     let prog = match pipeline::compile(&src, &opts) {
         Ok(c) => c.program,
         Err(e) => {
-            eprint!("{}", e.render(&src));
+            console::eprint(format_args!("{}", e.render(&src)));
             return Ok(ExitCode::from(1));
         }
     };
@@ -91,6 +90,6 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
         2 => text::c_array(prog.insns()),
         _ => text::decimal(prog.insns()),
     };
-    print!("{out}");
+    console::print(out)?;
     Ok(ExitCode::SUCCESS)
 }

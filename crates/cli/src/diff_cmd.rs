@@ -7,6 +7,7 @@
 //! `--expressions FILE`, a line per expression and the full table only where engines disagree.
 //! Exit status 1 when any engine disagrees.
 
+use crate::console::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,16 +49,15 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
             Comparison::Refused(message) => bail!("{message}"),
             Comparison::Compared { engines, unavailable, size } => (engines, unavailable, size),
         };
-        println!(
+        outln!(
             "{} packets from {}, `{expr}` compiled to {size} instructions",
             packets.len(),
             args.capture.display(),
-        );
-        let agree = report(&answers, &unavailable, packets.len(), args.show);
+        )?;
+        let agree = report(&answers, &unavailable, packets.len(), args.show)?;
         return Ok(if agree { ExitCode::SUCCESS } else { ExitCode::from(1) });
     };
-    let text = std::fs::read_to_string(list)
-        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", list.display()))?;
+    let text = sift::text::read_string(list, sift::text::TextKind::Expressions)?;
     let (mut compared, mut refused, mut disagreeing) = (0, 0, 0);
     let mut per_engine: std::collections::BTreeMap<&str, usize> = Default::default();
     for line in text.lines() {
@@ -68,7 +68,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
         match engines.compare(expr, &packets)? {
             Comparison::Refused(message) => {
                 refused += 1;
-                println!("refused  `{expr}`: {}", message.lines().next().unwrap_or(""));
+                outln!("refused  `{expr}`: {}", message.lines().next().unwrap_or(""))?;
             }
             Comparison::Compared { engines, unavailable, .. } => {
                 compared += 1;
@@ -77,22 +77,22 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
                 }
                 if sift::diff::any_differs(&engines, packets.len()) {
                     disagreeing += 1;
-                    println!("DIFFERS  `{expr}`");
-                    report(&engines, &unavailable, packets.len(), args.show);
+                    outln!("DIFFERS  `{expr}`")?;
+                    report(&engines, &unavailable, packets.len(), args.show)?;
                 } else {
                     let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
-                    println!("agree    `{expr}` ({})", names.join(" "));
+                    outln!("agree    `{expr}` ({})", names.join(" "))?;
                 }
             }
         }
     }
     let runs: Vec<String> = per_engine.iter().map(|(n, c)| format!("{n} {c}")).collect();
-    println!(
+    outln!(
         "{compared} expressions compared over {} packets ({refused} refused by sift), \
          {disagreeing} with disagreeing engines; engine runs: {}",
         packets.len(),
         runs.join(", ")
-    );
+    )?;
     Ok(if disagreeing == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -129,7 +129,7 @@ fn report(
     unavailable: &[(&str, String)],
     packets: usize,
     show: usize,
-) -> bool {
+) -> anyhow::Result<bool> {
     let mut disagree = false;
     for e in engines {
         let wrong = e.differences();
@@ -139,21 +139,21 @@ fn report(
             n => format!(", {n} not judged"),
         };
         let verdict = if wrong > 0 { format!("  DIFFERS on {wrong}") } else { String::new() };
-        println!(
+        outln!(
             "{:<14} accepted {:>8}{skipped}{verdict}  ({})",
             e.name(),
             e.accepted(),
             note(&e.run)
-        );
+        )?;
     }
     for (name, why) in unavailable {
-        println!("{name:<14} unavailable: {why}");
+        outln!("{name:<14} unavailable: {why}")?;
     }
     if !disagree {
-        println!("all {} engines agree on every packet", engines.len());
-        return true;
+        outln!("all {} engines agree on every packet", engines.len())?;
+        return Ok(true);
     }
-    println!("first differing packets (index: each engine's value, expected in brackets):");
+    outln!("first differing packets (index: each engine's value, expected in brackets):")?;
     let differing = (0..packets).filter(|&i| engines.iter().any(|e| e.differs(i)));
     for i in differing.take(show) {
         let cells: Vec<String> = engines
@@ -164,7 +164,7 @@ fn report(
                 None => format!("{} -", e.name()),
             })
             .collect();
-        println!("  {i}: {}", cells.join(", "));
+        outln!("  {i}: {}", cells.join(", "))?;
     }
-    false
+    Ok(false)
 }

@@ -1,13 +1,16 @@
 //! The tcpdump-like default mode: read a capture, filter it, then write or print its packets.
 //!
-//! `sift -r FILE [-w OUT] [-c N] [-F FILE] [--engine jit|interp] [--pcapng]
-//! [--time-stamp-precision=nano] [EXPR]` keeps the packets the filter accepts, as
-//! `tcpdump -r FILE -w OUT EXPR` does (same packets, bytes, timestamps, link type and snaplen in
-//! the header), and can write pcapng, which tcpdump cannot. Without `-w` it prints one line per
-//! packet. The work is the library's (`sift::input`, `sift::filter`, `sift::output`, and
-//! `sift::parallel` for large files); this module decides tcpdump's order of things (compile
-//! before any output exists, an output file even for an empty or damaged capture, everything
-//! intact before damage written and flushed before the error) and prints its messages.
+//! `sift -r FILE [-w OUT [--print]] [-c N] [-F FILE] [--engine jit|interp] [--pcapng] [-U]
+//! [--time-stamp-precision=nano] [printing options] [EXPR]` keeps the packets the filter
+//! accepts, as `tcpdump -r FILE -w OUT EXPR` does (same packets, bytes, timestamps, link type
+//! and snaplen in the header), and can write pcapng, which tcpdump cannot. Without `-w` (or
+//! with `--print`) it prints one line per packet (`-l`: each written out at once). The work is
+//! the library's (`sift::input`, `sift::filter`, `sift::output`, and `sift::parallel` for
+//! large files); this module decides tcpdump's order of things (compile before any output
+//! exists, root given up (`-Z`) before the output is created, an output file even for an
+//! empty or damaged capture, everything intact before damage written and flushed before the
+//! error), checks what tcpdump checks (`-y`, `-T`, `-f`), and prints its messages; write
+//! errors name the file (or standard output).
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -19,6 +22,7 @@ use sift::input::{InputError, Source};
 use sift::output::{OutputError, Writer};
 use sift_pcap::{Interface, LinkType, Packet, Precision, TsResolution};
 
+use crate::console::{errln, outln};
 use crate::print::PacketPrinter;
 
 /// Options of the default mode.
@@ -26,13 +30,16 @@ use crate::print::PacketPrinter;
 pub struct DumpArgs {
     /// Read packets from FILE (`-` for standard input). Repeat, or give a quoted pattern such
     /// as `'day*.pcap'`, to merge several files by timestamp as mergecap does.
-    #[arg(short = 'r', value_name = "FILE")]
+    #[arg(short = 'r', value_name = "FILE", allow_hyphen_values = true)]
     pub read: Vec<PathBuf>,
     /// Write packets to FILE (`-` for standard output) instead of printing them.
-    #[arg(short = 'w', value_name = "FILE")]
+    #[arg(short = 'w', value_name = "FILE", allow_hyphen_values = true)]
     pub write: Option<PathBuf>,
+    /// Also print the packets while writing them with -w.
+    #[arg(long = "print")]
+    pub print: bool,
     /// Stop after COUNT packets.
-    #[arg(short = 'c', value_name = "COUNT")]
+    #[arg(short = 'c', value_name = "COUNT", value_parser = parse_count, allow_hyphen_values = true)]
     pub count: Option<u64>,
     /// Print only the number of matching packets (as tcpdump --count).
     #[arg(long = "count")]
@@ -43,16 +50,29 @@ pub struct DumpArgs {
     /// Timestamp precision for written files and printed times: micro (default) or nano.
     #[arg(long = "time-stamp-precision", value_name = "micro|nano", value_parser = ["micro", "nano"])]
     pub precision: Option<String>,
+    /// Shorthand for --time-stamp-precision=micro.
+    #[arg(long = "micro")]
+    pub micro: bool,
     /// Shorthand for --time-stamp-precision=nano.
-    #[arg(long = "nano", hide = true)]
+    #[arg(long = "nano")]
     pub nano: bool,
     /// Read the filter expression from FILE (`#` starts a comment); any expression argument is
     /// then ignored, as with tcpdump.
-    #[arg(short = 'F', value_name = "FILE")]
+    #[arg(short = 'F', value_name = "FILE", allow_hyphen_values = true)]
     pub filter_file: Option<PathBuf>,
-    /// Do not resolve names (accepted for tcpdump compatibility: sift prints numbers only).
+    /// Do not resolve names (accepted for tcpdump compatibility: sift prints numbers only; so
+    /// are -N, -a and -f).
     #[arg(short = 'n', action = clap::ArgAction::Count)]
     pub numeric: u8,
+    /// Accepted for tcpdump compatibility (no domain names are printed).
+    #[arg(short = 'N', hide = true)]
+    pub no_domains: bool,
+    /// Accepted for tcpdump compatibility (no names are printed).
+    #[arg(short = 'a', hide = true)]
+    pub names: bool,
+    /// Accepted for tcpdump compatibility (addresses are always printed as numbers).
+    #[arg(short = 'f', hide = true)]
+    pub foreign: bool,
     /// Print the link-layer header on each line.
     #[arg(short = 'e')]
     pub link_header: bool,
@@ -60,7 +80,8 @@ pub struct DumpArgs {
     #[arg(short = 'q')]
     pub quiet: bool,
     /// Timestamps: -t none, -tt epoch seconds, -ttt delta from the previous packet, -tttt date
-    /// and time, -ttttt delta from the first packet.
+    /// and time, -ttttt delta from the first packet. The default and -tttt are in the local
+    /// time zone (TZ), as tcpdump's.
     #[arg(short = 't', action = clap::ArgAction::Count)]
     pub time: u8,
     /// Hex dump of each packet (-xx: with the link-layer header).
@@ -69,31 +90,79 @@ pub struct DumpArgs {
     /// Hex and ASCII dump of each packet (-XX: with the link-layer header).
     #[arg(short = 'X', action = clap::ArgAction::Count)]
     pub hex_ascii: u8,
+    /// Each packet as ASCII text (-AA: with the link-layer header).
+    #[arg(short = 'A', action = clap::ArgAction::Count)]
+    pub ascii: u8,
+    /// Number the printed packets.
+    #[arg(short = '#', long = "number")]
+    pub number: bool,
     /// More detail (-v, -vv).
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Absolute TCP sequence numbers.
-    #[arg(short = 'S')]
+    #[arg(short = 'S', long = "absolute-tcp-sequence-numbers")]
     pub absolute_seq: bool,
+    /// Do not verify IP, TCP and UDP checksums (-v prints nothing about them).
+    #[arg(short = 'K', long = "dont-verify-checksums")]
+    pub skip_checksums: bool,
+    /// Read transport payloads as TYPE whatever their ports: domain or vxlan (as tcpdump:
+    /// every UDP payload; TCP payloads as DNS for domain, else not at all).
+    #[arg(short = 'T', value_name = "TYPE", allow_hyphen_values = true)]
+    pub packet_type: Option<String>,
+    /// Line-buffered output: each printed packet is written out at once.
+    #[arg(short = 'l')]
+    pub line_buffered: bool,
+    /// Packet-buffered output: with -w, each packet is written out at once.
+    #[arg(short = 'U', long = "packet-buffered")]
+    pub packet_buffered: bool,
+    /// The link type: of the live capture (as tcpdump, -i any: LINUX_SLL2 or LINUX_SLL; other
+    /// interfaces have one), of the program -d prints without -r or -i. Ignored when
+    /// reading files, as tcpdump does.
+    #[arg(short = 'y', long = "linktype", value_name = "TYPE", allow_hyphen_values = true)]
+    pub link_type: Option<String>,
+    /// Print the compiled filter and exit (-d listing, -dd C array, -ddd decimal), for the
+    /// link type of the file (-r), the interface (-i), -y, or else Ethernet.
+    #[arg(short = 'd', action = clap::ArgAction::Count)]
+    pub dump_program: u8,
     /// One JSON object per packet instead of text (schema: crates/decode/schema).
     #[arg(long)]
     pub json: bool,
     /// Do not run the optimizer on the compiled filter (as tcpdump -O). Verdicts are the same
     /// either way: sift's optimizer never changes what a program returns.
-    #[arg(short = 'O')]
+    #[arg(short = 'O', long = "no-optimize")]
     pub no_optimize: bool,
     /// The filter engine: `jit` (the default on x86-64) or `interp`.
     #[arg(long, value_enum)]
     pub engine: Option<crate::bpf_cmd::EngineArg>,
+    /// After opening the capture and the output, run as USER (and USER's group); output files
+    /// are made USER's. Needs root.
+    #[arg(
+        short = 'Z',
+        long = "relinquish-privileges",
+        value_name = "USER",
+        allow_hyphen_values = true
+    )]
+    pub user: Option<String>,
     /// A filter expression (pcap-filter syntax).
     #[arg(value_name = "EXPRESSION", trailing_var_arg = true, allow_hyphen_values = true)]
-    pub expression: Vec<String>,
+    pub expression: Vec<std::ffi::OsString>,
+}
+
+/// `-c` as tcpdump takes it: a positive number.
+fn parse_count(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("invalid packet count {text}")),
+    }
 }
 
 impl DumpArgs {
     pub(crate) fn precision(&self) -> Option<Precision> {
         if self.nano {
             return Some(Precision::Nano);
+        }
+        if self.micro {
+            return Some(Precision::Micro);
         }
         match self.precision.as_deref() {
             Some("nano") => Some(Precision::Nano),
@@ -103,21 +172,49 @@ impl DumpArgs {
     }
 }
 
-/// Where packets go.
-enum Sink {
-    File(Writer<Box<dyn Write + Send>>),
-    Print { out: io::BufWriter<io::Stdout>, printer: Box<PacketPrinter> },
+/// Where packets go: a file (`-w`), printed lines, or both (`-w` with `--print`).
+struct Sink {
+    file: Option<OutFile>,
+    print: Option<Printing>,
+    /// `-U`: each packet written out at once.
+    packet_buffered: bool,
 }
 
-/// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces).
+/// The `-w` file.
+struct OutFile {
+    writer: Writer<Box<dyn Write + Send>>,
+    /// Its name in messages.
+    shown: String,
+}
+
+/// Printed packets.
+struct Printing {
+    out: io::BufWriter<io::Stdout>,
+    printer: Box<PacketPrinter>,
+    /// `-l`: each line written out at once.
+    line_buffered: bool,
+}
+
+impl Printing {
+    fn print(&mut self, packet: &Packet<'_>) -> io::Result<()> {
+        self.printer.print(&mut self.out, packet)?;
+        if self.line_buffered {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// The filter expression from `-F` (comments stripped) or the arguments (joined with spaces;
+/// bytes that are not UTF-8 become U+FFFD, which the compiler then points at).
 pub(crate) fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
     let text = match &args.filter_file {
-        Some(path) => {
-            let raw = std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read the filter file", path.display()))?;
-            sift_filter::strip_comments(&raw)
+        Some(path) => sift::filter::read_file(path)?,
+        None => {
+            let words: Vec<String> =
+                args.expression.iter().map(|w| w.to_string_lossy().into_owned()).collect();
+            words.join(" ")
         }
-        None => args.expression.join(" "),
     };
     Ok(if text.trim().is_empty() { None } else { Some(text) })
 }
@@ -146,27 +243,105 @@ pub(crate) fn output_error(e: OutputError) -> anyhow::Error {
     }
 }
 
+/// An error writing the file `shown`: named after it, unless the error names it already.
+pub(crate) fn file_error(e: OutputError, shown: &str) -> anyhow::Error {
+    match e {
+        OutputError::Io(_) | OutputError::Write(_) => {
+            anyhow::Error::new(e).context(shown.to_owned())
+        }
+        e => output_error(e),
+    }
+}
+
+/// `-y` as tcpdump checks it when reading files (where it is then ignored): a link type name.
+pub(crate) fn link_type_arg(name: &str) -> anyhow::Result<LinkType> {
+    LinkType::from_name(name).ok_or_else(|| anyhow!("invalid data link type {name}"))
+}
+
+/// `-T`: the packet types tcpdump knows, of which sift decodes `domain` and `vxlan`.
+pub(crate) fn packet_type(args: &DumpArgs) -> anyhow::Result<Option<sift_decode::PacketType>> {
+    /// tcpdump 4.99's `-T` types.
+    const TCPDUMP: &[&str] = &[
+        "aodv",
+        "carp",
+        "cnfp",
+        "domain",
+        "lmp",
+        "pgm",
+        "pgm_zmtp1",
+        "ptp",
+        "radius",
+        "resp",
+        "rpc",
+        "rtcp",
+        "rtp",
+        "snmp",
+        "someip",
+        "tftp",
+        "vat",
+        "vxlan",
+        "wb",
+        "zmtp1",
+    ];
+    let Some(name) = &args.packet_type else { return Ok(None) };
+    let lower = name.to_ascii_lowercase();
+    match lower.as_str() {
+        "domain" => Ok(Some(sift_decode::PacketType::Domain)),
+        "vxlan" => Ok(Some(sift_decode::PacketType::Vxlan)),
+        known if TCPDUMP.contains(&known) => {
+            bail!("-T {name}: sift does not decode this packet type (it decodes: domain, vxlan)")
+        }
+        _ => bail!("unknown packet type `{name}'"),
+    }
+}
+
+/// Checks what the printing options ask for before anything is opened.
+pub(crate) fn check_printing(args: &DumpArgs) -> anyhow::Result<()> {
+    if packet_type(args)?.is_some() && args.json {
+        bail!("-T applies to printed text, not to --json");
+    }
+    Ok(())
+}
+
 /// Runs the default mode.
-pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitCode> {
     let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
+    check_printing(&args)?;
+    if let Some(name) = &args.link_type {
+        // Checked, then ignored: a file has its own link type (as tcpdump).
+        link_type_arg(name)?;
+    }
     let mut filter = expression(&args)?
         .map(|expr| Filter::new(expr).with_engine(engine).with_optimizer(!args.no_optimize));
     if args.read.is_empty() {
         bail!("no input: give a capture file with -r FILE or an interface with -i IFACE");
     }
+    if args.foreign {
+        bail!("-f can not be used with -V or -r");
+    }
     if args.count_only && args.write.is_some() {
         bail!("--count prints the number of matching packets; it cannot be combined with -w");
+    }
+    if live.file_size.is_some() || live.rotate_seconds.is_some() || live.file_count.is_some() {
+        bail!(
+            "-C, -G and -W rotate the files of a live capture (-i); sift does not rotate when reading files"
+        );
     }
     let inputs = inputs(&args.read)?;
     let mut source = Source::open(&inputs)?;
     let precision = args.precision();
-    eprintln!("{}", source.describe());
+    errln!("{}", source.describe());
+    // As tcpdump: root is given up once the inputs are open, before any output exists.
+    if let Some(user) = &args.user {
+        sift::user::relinquish(user)?;
+    }
 
     // Like tcpdump, compile before writing anything, so a bad expression leaves no output file.
     if let (Some(f), Some(first)) = (filter.as_mut(), source.interfaces().first()) {
         f.prepare(first)?;
     }
-    let mut progress = crate::progress::Progress::new(source.progress().1);
+    let printing = !args.count_only && (args.write.is_none() || args.print);
+    let mut progress = crate::progress::Progress::new(source.progress().1, printing);
     if let Some(done) =
         run_parallel(&args, &inputs, &source, filter.as_mut(), precision, &mut progress)?
     {
@@ -214,7 +389,7 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
             }
         }
         let Some(s) = sink.as_mut() else { unreachable!("opened above") };
-        if let Err(e) = emit(s, &packet, interfaces) {
+        if let Err(e) = s.emit(&packet, interfaces) {
             break Err(e.context(format!("packet {} (byte {})", copied + 1, packet.offset)));
         }
         copied += 1;
@@ -228,13 +403,14 @@ pub fn run(args: DumpArgs) -> anyhow::Result<ExitCode> {
         });
         sink = Some(open_sink(&args, precision, &fallback)?);
     }
-    let finished = sink.map(finish).unwrap_or(Ok(()));
+    let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
     let engine = filter.as_ref().map(Filter::engine_name);
     conclude(&args, engine, read, copied, &source.clipped(), outcome, finished, filter_failed)
 }
 
 /// The end of a run, sequential or parallel: warnings, the count or summary, and the exit
-/// status (a closed pipe on standard output is a normal end, as for tcpdump).
+/// status (a closed pipe on standard output is a normal end, as for tcpdump: `main` sees to
+/// it).
 #[allow(clippy::too_many_arguments)]
 fn conclude(
     args: &DumpArgs,
@@ -248,7 +424,7 @@ fn conclude(
 ) -> anyhow::Result<ExitCode> {
     for (shown, clipped) in clipped {
         if let Some(first) = clipped.first_offset {
-            eprintln!(
+            errln!(
                 "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
                  (first at byte {first}); delivered cut to the snapshot length, as libpcap does",
                 clipped.count
@@ -257,28 +433,22 @@ fn conclude(
     }
     if args.count_only && !filter_failed {
         // tcpdump --count: the number of matching packets, on standard output.
-        println!("{copied} packet{}", if copied == 1 { "" } else { "s" });
-    } else if args.write.is_some() && outcome.is_ok() {
-        eprintln!(
+        outln!("{copied} packet{}", if copied == 1 { "" } else { "s" })?;
+    } else if args.write.is_some() && outcome.is_ok() && finished.is_ok() {
+        errln!(
             "{read} packet{} read, {copied} written{}",
             if read == 1 { "" } else { "s" },
             engine.map(|e| format!(" (filter: {e})")).unwrap_or_default()
         );
     }
-    for result in [outcome, finished.context("writing output")] {
-        if let Err(e) = result {
-            if e.chain().any(sift::output::is_broken_pipe) {
-                return Ok(ExitCode::SUCCESS);
-            }
-            return Err(e);
-        }
-    }
+    outcome?;
+    finished?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The parallel path ([`sift::parallel`]) for one large classic pcap file, when the output
-/// allows it (pcap, `--count`, or printing), there is no `-c`, and there are several cores.
-/// `None`: take the sequential path.
+/// allows it (pcap, `--count`, or printing, not both; no `-U`), there is no `-c`, and there are
+/// several cores. `None`: take the sequential path.
 fn run_parallel(
     args: &DumpArgs,
     inputs: &[PathBuf],
@@ -288,7 +458,13 @@ fn run_parallel(
     progress: &mut crate::progress::Progress,
 ) -> anyhow::Result<Option<anyhow::Result<ExitCode>>> {
     let threads = sift::parallel::threads();
-    if inputs.len() != 1 || args.count.is_some() || args.pcapng || threads < 2 {
+    if inputs.len() != 1
+        || args.count.is_some()
+        || args.pcapng
+        || args.print
+        || args.packet_buffered
+        || threads < 2
+    {
         return Ok(None);
     }
     let Some(file) = source.pcap_bytes() else { return Ok(None) };
@@ -306,22 +482,36 @@ fn run_parallel(
     let update = |at, kept| progress.update(at, kept);
     let (totals, outcome) = match sink.as_mut() {
         None => sift::parallel::count(file, threads, compiled, update),
-        Some(Sink::File(writer)) => match writer.pcap_writer() {
+        Some(Sink { file: Some(out), .. }) => match out.writer.pcap_writer() {
             Some(pcap) => sift::parallel::copy(file, threads, compiled, pcap, update),
             None => return Ok(None),
         },
         // Printing keeps state across packets (relative TCP sequence numbers, time deltas), so
         // this thread prints the kept packets, in order.
-        Some(Sink::Print { out, printer }) => {
-            let print = |p: &Packet<'_>| printer.print(out, p);
+        Some(Sink { print: Some(printing), .. }) => {
+            let print = |p: &Packet<'_>| printing.print(p);
             sift::parallel::for_each(file, threads, compiled, iface.link_type, print, update)
         }
+        Some(Sink { file: None, print: None, .. }) => return Ok(None),
     };
     progress.clear();
-    let outcome = outcome.map_err(|e| anyhow::Error::new(e).context(shown.clone()));
-    let finished = sink.map(finish).unwrap_or(Ok(()));
+    let outcome = outcome.map_err(|e| {
+        let output = matches!(e, sift::parallel::ParallelError::Output(_));
+        let e = anyhow::Error::new(e);
+        match (&sink, output) {
+            (Some(Sink { file: Some(f), .. }), true) => e.context(f.shown.clone()),
+            (Some(Sink { print: Some(_), .. }), true) => e.context("standard output"),
+            _ => e.context(shown.clone()),
+        }
+    });
+    let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
     let clipped = vec![(shown, totals.clipped)];
     Ok(Some(conclude(args, engine, totals.read, totals.kept, &clipped, outcome, finished, false)))
+}
+
+/// The printer the options ask for (`-T` was checked by [`check_printing`]).
+pub(crate) fn printer(args: &DumpArgs, nano: bool) -> PacketPrinter {
+    PacketPrinter::new(args, nano, packet_type(args).ok().flatten())
 }
 
 fn open_sink(
@@ -329,33 +519,54 @@ fn open_sink(
     precision: Option<Precision>,
     first: &Interface,
 ) -> anyhow::Result<Sink> {
-    let Some(path) = &args.write else {
-        let printer = Box::new(PacketPrinter::new(args, precision == Some(Precision::Nano)));
-        return Ok(Sink::Print {
-            out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
-            printer,
-        });
+    let print = (args.write.is_none() || args.print).then(|| Printing {
+        out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+        printer: Box::new(printer(args, precision == Some(Precision::Nano))),
+        line_buffered: args.line_buffered,
+    });
+    let file = match &args.write {
+        None => None,
+        Some(path) => {
+            let shown = if path.as_os_str() == "-" {
+                "standard output".to_owned()
+            } else {
+                path.display().to_string()
+            };
+            let out = sift::output::create(path)?;
+            let writer = if args.pcapng {
+                Writer::pcapng(out, precision.map(Precision::resolution))
+            } else {
+                Writer::pcap(out, first, precision.unwrap_or_default())
+            }
+            .map_err(|e| file_error(e, &shown))?;
+            Some(OutFile { writer, shown })
+        }
     };
-    let out = sift::output::create(path)?;
-    let writer = if args.pcapng {
-        Writer::pcapng(out, precision.map(Precision::resolution))?
-    } else {
-        Writer::pcap(out, first, precision.unwrap_or_default())?
-    };
-    Ok(Sink::File(writer))
+    Ok(Sink { file, print, packet_buffered: args.packet_buffered })
 }
 
-fn emit(sink: &mut Sink, packet: &Packet<'_>, interfaces: &[Interface]) -> anyhow::Result<()> {
-    match sink {
-        Sink::File(writer) => writer.write(packet, interfaces).map_err(output_error),
-        Sink::Print { out, printer } => Ok(printer.print(out, packet)?),
+impl Sink {
+    fn emit(&mut self, packet: &Packet<'_>, interfaces: &[Interface]) -> anyhow::Result<()> {
+        if let Some(f) = self.file.as_mut() {
+            let mut written = f.writer.write(packet, interfaces);
+            if self.packet_buffered && written.is_ok() {
+                written = f.writer.flush();
+            }
+            written.map_err(|e| file_error(e, &f.shown))?;
+        }
+        if let Some(p) = self.print.as_mut() {
+            p.print(packet).context("standard output")?;
+        }
+        Ok(())
     }
-}
 
-fn finish(sink: Sink) -> anyhow::Result<()> {
-    match sink {
-        Sink::File(writer) => drop(writer.finish()?),
-        Sink::Print { mut out, .. } => out.flush()?,
+    fn finish(self) -> anyhow::Result<()> {
+        if let Some(mut p) = self.print {
+            p.out.flush().context("standard output")?;
+        }
+        if let Some(f) = self.file {
+            f.writer.finish().map_err(|e| file_error(e, &f.shown))?;
+        }
+        Ok(())
     }
-    Ok(())
 }

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::console::errln;
 use anyhow::{Context, bail};
 use sift_pcap::LinkType;
 
@@ -96,7 +97,7 @@ pub fn run(args: InjectArgs) -> anyhow::Result<ExitCode> {
                 Err(e) => {
                     errors += 1;
                     if errors <= ERRORS_SHOWN {
-                        eprintln!(
+                        errln!(
                             "sift inject: packet {attempted} ({} bytes): {e}",
                             packet.data.len()
                         );
@@ -107,7 +108,7 @@ pub fn run(args: InjectArgs) -> anyhow::Result<ExitCode> {
     }
     let secs = start.elapsed().as_secs_f64();
     let pps = if secs > 0.0 { sent as f64 / secs } else { 0.0 };
-    eprintln!(
+    errln!(
         "sift inject: sent {sent} packets ({bytes} bytes) on {} in {secs:.3} s ({pps:.0} packets/s), \
          {errors} error{}",
         args.interface,

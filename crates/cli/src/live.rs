@@ -1,25 +1,26 @@
-//! Live capture: `sift -i IFACE [-w OUT] [-c N] [-s SNAPLEN] [-B KiB] [--immediate-mode]
-//! [-Q in|out|inout] [-p] [--time-stamp-precision=nano] [--pcapng] [-C SIZE] [-G SECS]
-//! [-W COUNT] [--fanout N] [EXPR]`, and `sift -D`.
+//! Live capture: `sift -i IFACE [-w OUT [--print]] [-c N] [-s SNAPLEN] [-B KiB] [-y TYPE]
+//! [--immediate-mode] [-Q in|out|inout] [-p] [--time-stamp-precision=nano] [--pcapng] [-U]
+//! [-C SIZE] [-G SECS] [-W COUNT] [--fanout N] [EXPR]`, `sift -D` and `sift -J`.
 //!
 //! The capture itself is the library's (`sift::live`: the filter compiled for the interface and
 //! attached in the kernel, or run in user space when the kernel refuses it; the ring drained on
 //! a signal; fan-out), and so are the output files (`sift::output::Rotating`: tcpdump's
 //! `-C`/`-G`/`-W` rotation and file names). This module turns the options into the socket's
-//! configuration, prints packets one line each (flushed line by line) when there is no `-w`,
-//! and prints what tcpdump prints: the `listening on` line, the user-space warning, and the
-//! counters at the end.
+//! configuration, prints packets one line each (flushed line by line) when there is no `-w`
+//! (or with `--print`), and prints what tcpdump prints: the `listening on` line, the
+//! user-space warning, the counters at the end and on SIGUSR1.
 
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use sift::live::{Limits, Outcome, Session, Sink, Taken};
+use sift::live::{Event, Limits, Outcome, Session, Signals, Sink, Taken};
 use sift::output::{FileFormat, Rotating, Rotation};
 use sift_capture::{Config, Direction, Placement};
-use sift_pcap::{Interface, Packet, Precision};
+use sift_pcap::{Interface, LinkType, Packet, Precision};
 
+use crate::console::errln;
 use crate::dump::DumpArgs;
 use crate::print::PacketPrinter;
 
@@ -33,8 +34,9 @@ pub struct LiveArgs {
     /// List the interfaces one can capture on, and exit.
     #[arg(short = 'D', long = "list-interfaces")]
     pub list: bool,
-    /// Keep at most SNAPLEN bytes of each packet (0: 262144, the default).
-    #[arg(short = 's', long = "snapshot-length", value_name = "SNAPLEN")]
+    /// Keep at most SNAPLEN bytes of each packet (0: 262144, the default). Used by live
+    /// capture and by -d without -r; files keep their own.
+    #[arg(short = 's', long = "snapshot-length", value_name = "SNAPLEN", value_parser = parse_snaplen, allow_hyphen_values = true)]
     pub snaplen: Option<u32>,
     /// Capture buffer (ring) size in KiB (default 2048).
     #[arg(short = 'B', long = "buffer-size", value_name = "KiB")]
@@ -66,24 +68,77 @@ pub struct LiveArgs {
     /// over them; packets of different flows may be written in a different order).
     #[arg(long = "fanout", value_name = "N")]
     pub fanout: Option<usize>,
+    /// Monitor mode (802.11): not supported by sift, which says so.
+    #[arg(short = 'I', long = "monitor-mode")]
+    pub monitor: bool,
+    /// The time stamp type (see -J): sift's packets are stamped by the host (`host`).
+    #[arg(short = 'j', long = "time-stamp-type", value_name = "TYPE", allow_hyphen_values = true)]
+    pub ts_type: Option<String>,
+    /// List the time stamp types of the interface (-i, else the first one), and exit.
+    #[arg(short = 'J', long = "list-time-stamp-types")]
+    pub list_ts_types: bool,
 }
+
+/// `-s` as tcpdump takes it: 0 to 262144, 0 meaning 262144.
+fn parse_snaplen(text: &str) -> Result<u32, String> {
+    let max = sift_capture::MAX_SNAPLEN;
+    match text.parse::<i64>() {
+        Ok(0) => Ok(max),
+        Ok(n) if (1..=i64::from(max)).contains(&n) => Ok(n as u32),
+        _ => Err(format!("invalid snaplen {text} (must be >= 0 and <= {max})")),
+    }
+}
+
+/// libpcap's time stamp type names (`pcap_tstamp_type_name_to_val`).
+const TS_TYPES: &[&str] =
+    &["host", "host_lowprec", "host_hiprec", "adapter", "adapter_unsynced", "host_hiprec_unsynced"];
 
 impl LiveArgs {
     /// Whether the command line asks for live capture or the interface list.
     pub fn wanted(&self) -> bool {
         self.interface.is_some() || self.list
     }
+
+    /// `-j`, checked as tcpdump checks it: a name libpcap knows.
+    fn ts_type(&self) -> anyhow::Result<Option<&str>> {
+        match self.ts_type.as_deref() {
+            Some(t) if !TS_TYPES.contains(&t.to_ascii_lowercase().as_str()) => {
+                bail!("invalid time stamp type {t}")
+            }
+            other => Ok(other),
+        }
+    }
 }
 
 /// `sift -D`.
-fn list_interfaces() -> anyhow::Result<ExitCode> {
+pub fn list_interfaces() -> anyhow::Result<ExitCode> {
     let list = sift_capture::iface::list().context("cannot list the interfaces")?;
-    let mut out = io::stdout().lock();
+    let mut text = String::new();
     for (n, i) in list.iter().enumerate() {
         let descr =
             if i.name == "any" { " (Pseudo-device that captures on all interfaces)" } else { "" };
-        writeln!(out, "{}.{}{descr} {}", n + 1, i.name, i.flags_text())?;
+        text.push_str(&format!("{}.{}{descr} {}\n", n + 1, i.name, i.flags_text()));
     }
+    crate::console::print(text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The interface tcpdump captures on without `-i`: the first one listed that is not `any` or
+/// a loopback (else the first).
+fn default_interface() -> anyhow::Result<String> {
+    let list = sift_capture::iface::list().context("cannot list the interfaces")?;
+    let pick = list.iter().find(|i| i.name != "any" && !i.loopback).or(list.first());
+    pick.map(|i| i.name.clone()).ok_or_else(|| anyhow::anyhow!("no interface to capture on"))
+}
+
+/// `sift -J`: the time stamp types, on standard error as tcpdump prints them. sift's ring is
+/// stamped by the host, whatever the interface.
+pub fn list_time_stamp_types(live: &LiveArgs) -> anyhow::Result<ExitCode> {
+    let name = match &live.interface {
+        Some(i) => i.clone(),
+        None => default_interface()?,
+    };
+    errln!("Time stamp types for {name} (use option -j to set):\n  host (Host)");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -113,20 +168,56 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Packets printed one line each, flushed line by line.
-struct Printing {
-    out: io::StdoutLock<'static>,
-    printer: PacketPrinter,
+/// Where captured packets go: the `-w` files, printed lines (flushed line by line), or both
+/// (`--print`).
+struct LiveSink {
+    files: Option<Rotating>,
+    print: Option<(io::StdoutLock<'static>, PacketPrinter)>,
+    /// `-U`: each packet written out at once.
+    packet_buffered: bool,
 }
 
-impl Sink for Printing {
-    type Error = io::Error;
+impl Sink for LiveSink {
+    type Error = anyhow::Error;
 
-    fn take(&mut self, packet: &Packet<'_>) -> io::Result<Taken> {
-        self.printer.print(&mut self.out, packet)?;
-        self.out.flush()?;
+    fn take(&mut self, packet: &Packet<'_>) -> anyhow::Result<Taken> {
+        if let Some(files) = self.files.as_mut() {
+            if files.take(packet).map_err(crate::dump::output_error)? == Taken::Full {
+                return Ok(Taken::Full);
+            }
+            if self.packet_buffered {
+                files.flush().map_err(crate::dump::output_error)?;
+            }
+        }
+        if let Some((out, printer)) = self.print.as_mut() {
+            printer.print(out, packet).and_then(|()| out.flush()).context("standard output")?;
+        }
         Ok(Taken::Yes)
     }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        if let Some(files) = self.files.as_mut() {
+            files.flush().map_err(crate::dump::output_error)?;
+        }
+        if let Some((out, _)) = self.print.as_mut() {
+            out.flush().context("standard output")?;
+        }
+        Ok(())
+    }
+}
+
+/// tcpdump's `-y` on a live capture: `any` offers both cooked headers; another interface has
+/// its one link type, which `-y` may only name.
+pub(crate) fn choose_link_type(cfg: &mut Config, wanted: Option<LinkType>) -> anyhow::Result<()> {
+    let Some(lt) = wanted else { return Ok(()) };
+    if cfg.interface == "any" {
+        cfg.any_cooked = match lt {
+            LinkType::LINUX_SLL => sift_capture::cooked::Cooked::Sll,
+            LinkType::LINUX_SLL2 => sift_capture::cooked::Cooked::Sll2,
+            _ => bail!("{lt} is not one of the DLTs supported by this device"),
+        };
+    }
+    Ok(())
 }
 
 /// Runs live capture (or `-D`).
@@ -138,6 +229,9 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     if !args.read.is_empty() {
         bail!("-r and -i cannot be used together");
     }
+    crate::dump::check_printing(&args)?;
+    let wanted_link = args.link_type.as_deref().map(crate::dump::link_type_arg).transpose()?;
+    let ts_type = live.ts_type()?;
     if args.write.is_none()
         && (live.file_size.is_some() || live.rotate_seconds.is_some() || live.file_count.is_some())
     {
@@ -145,12 +239,12 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
     }
     // Privileges first, before any file is created.
     sift_capture::check_privileges()?;
+    if live.monitor {
+        bail!("{interface}: That device doesn't support monitor mode (sift has no monitor mode)");
+    }
 
-    let snaplen = match live.snaplen {
-        None | Some(0) => sift_capture::MAX_SNAPLEN,
-        Some(s) => s.min(sift_capture::MAX_SNAPLEN),
-    };
-    let printing = args.write.is_none();
+    let snaplen = live.snaplen.unwrap_or(sift_capture::MAX_SNAPLEN);
+    let printing = args.write.is_none() || args.print;
     let mut cfg = Config::new(&interface);
     cfg.snaplen = snaplen;
     if let Some(kib) = live.buffer_kib {
@@ -167,27 +261,58 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         Some("out") => Direction::Out,
         _ => Direction::InOut,
     };
+    choose_link_type(&mut cfg, wanted_link)?;
     let mut session = Session::open(cfg)?;
     let link_type = session.link_type();
+    if let Some(wanted) = wanted_link {
+        if wanted != link_type {
+            bail!("{wanted} is not one of the DLTs supported by this device");
+        }
+        errln!("sift: data link type {wanted}");
+    }
+    if let Some(t) = ts_type
+        && !t.eq_ignore_ascii_case("host")
+    {
+        errln!(
+            "sift: WARNING: When trying to set timestamp type '{t}' on {interface}: That type \
+             of time stamp is not supported by that device"
+        );
+    }
 
     // Compile before any output exists: a bad filter leaves no file, as with tcpdump.
     let expr = crate::dump::expression(&args)?;
     let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
     let placement = session.set_filter(expr.as_deref(), !args.no_optimize, engine)?;
     if let Placement::UserSpace { reason } = &placement {
-        eprintln!("sift: warning: filtering in user space ({}): {reason}", session.user_engine());
+        errln!("sift: warning: filtering in user space ({}): {reason}", session.user_engine());
     }
 
     let precision = args.precision().unwrap_or_default();
+    // As tcpdump: root is given up once the socket is open, before any output exists (rotated
+    // files are then created as that user too).
+    if let Some(user) = &args.user {
+        sift::user::relinquish(user)?;
+    }
     let limits = Limits { count: args.count, fanout: live.fanout.unwrap_or(1) };
-    let listening = || {
-        eprintln!(
+    let events = |event: Event| match event {
+        Event::Listening => errln!(
             "sift: listening on {interface}, link-type {} ({}), snapshot length {snaplen} bytes",
             link_type,
             link_type.description().unwrap_or("unknown"),
-        );
+        ),
+        // tcpdump's SIGUSR1 line.
+        Event::Counters { captured, stats } => errln!(
+            "sift: {captured} packet{} captured, {} packet{} received by filter, {} packet{} \
+             dropped by kernel",
+            plural(captured),
+            stats.received,
+            plural(stats.received),
+            stats.dropped,
+            plural(stats.dropped)
+        ),
+        _ => {}
     };
-    match &args.write {
+    let files = match &args.write {
         Some(path) => {
             let mut iface = Interface::new(link_type, snaplen, precision.resolution());
             iface.name = Some(interface.clone());
@@ -197,57 +322,56 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
                 seconds: live.rotate_seconds,
                 files: live.file_count,
             };
-            let mut files = Rotating::new(path_text(path), format, rotation)
+            let files = Rotating::new(path_text(path), format, rotation)
                 .map_err(crate::dump::output_error)?;
-            let stop = stop_on_signals()?;
-            let outcome = session.run(&mut files, limits, stop, listening)?;
-            let isb = sift_pcap::InterfaceStats {
-                received: Some(outcome.stats.received),
-                dropped: Some(outcome.stats.dropped),
-                ..Default::default()
-            };
-            let finished = files.close(Some(isb)).map_err(anyhow::Error::from);
-            conclude(&live, &interface, outcome, finished)
+            Some(files)
         }
-        None => {
-            let printer = PacketPrinter::new(&args, precision == Precision::Nano);
-            let mut printing = Printing { out: io::stdout().lock(), printer };
-            let stop = stop_on_signals()?;
-            let outcome = session.run(&mut printing, limits, stop, listening)?;
-            let finished = printing.out.flush().map_err(anyhow::Error::from);
-            conclude(&live, &interface, outcome, finished)
-        }
+        None => None,
+    };
+    let print = printing.then(|| {
+        let printer = crate::dump::printer(&args, precision == Precision::Nano);
+        (io::stdout().lock(), printer)
+    });
+    let mut sink = LiveSink { files, print, packet_buffered: args.packet_buffered };
+    let signals = Signals::install().context("cannot install the signal handlers")?;
+    let outcome = session.run(&mut sink, limits, signals, events)?;
+    let mut finished: anyhow::Result<()> = Ok(());
+    if let Some((out, _)) = sink.print.as_mut() {
+        finished = out.flush().context("standard output");
     }
-}
-
-fn stop_on_signals() -> anyhow::Result<&'static std::sync::atomic::AtomicBool> {
-    sift_capture::stop_on_signals().context("cannot install the signal handlers")
+    if let Some(mut files) = sink.files.take() {
+        let isb = sift_pcap::InterfaceStats {
+            received: Some(outcome.stats.received),
+            dropped: Some(outcome.stats.dropped),
+            ..Default::default()
+        };
+        let closed = files.close(Some(isb)).map_err(crate::dump::output_error);
+        finished = finished.and(closed);
+    }
+    conclude(&live, &interface, outcome, finished)
 }
 
 /// tcpdump's end of a capture: the file limit, the counters, then the first error.
-fn conclude<E>(
+fn conclude(
     live: &LiveArgs,
     interface: &str,
-    outcome: Outcome<E>,
+    outcome: Outcome<anyhow::Error>,
     finished: anyhow::Result<()>,
-) -> anyhow::Result<ExitCode>
-where
-    E: std::error::Error + Send + Sync + 'static,
-{
+) -> anyhow::Result<ExitCode> {
     let Outcome { stats, captured, full, failure, error } = outcome;
     if let (true, Some(w)) = (full, live.file_count) {
-        eprintln!("Maximum file limit reached: {w}");
+        errln!("Maximum file limit reached: {w}");
     }
-    eprintln!("{captured} packet{} captured", plural(captured));
-    eprintln!("{} packet{} received by filter", stats.received, plural(stats.received));
-    eprintln!("{} packet{} dropped by kernel", stats.dropped, plural(stats.dropped));
+    errln!("{captured} packet{} captured", plural(captured));
+    errln!("{} packet{} received by filter", stats.received, plural(stats.received));
+    errln!("{} packet{} dropped by kernel", stats.dropped, plural(stats.dropped));
     if let Some(e) = failure {
-        return Err(e.into());
+        return Err(e);
     }
     if let Some(e) = error {
         return Err(anyhow::Error::new(e).context(format!("{interface}: capture failed")));
     }
-    finished.context("writing output")?;
+    finished?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,9 +2,12 @@
 //!
 //! Shown only when standard error is a terminal and the input is at least 64 MiB, redrawn at
 //! most five times a second, and erased at the end, so that scripts and small files see
-//! exactly tcpdump's output.
+//! exactly tcpdump's output. Never while packets are printed on the terminal the line would
+//! be drawn on (standard output and standard error on the same terminal): the line would land
+//! in the middle of the packets' lines.
 
 use std::io::{IsTerminal, Write};
+use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 /// Inputs smaller than this finish too soon to need a progress line.
@@ -20,12 +23,17 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A display for `total` input bytes (0 when unknown: inactive).
-    pub fn new(total: u64) -> Progress {
+    /// A display for `total` input bytes (0 when unknown: inactive); `printing`: packets are
+    /// printed on standard output.
+    pub fn new(total: u64, printing: bool) -> Progress {
         let now = Instant::now();
         Progress {
             total,
-            active: total >= MIN_SIZE && std::io::stderr().is_terminal(),
+            active: wanted(
+                total,
+                std::io::stderr().is_terminal(),
+                printing && std::io::stdout().is_terminal() && same_terminal(),
+            ),
             started: now,
             last: now,
             drawn: false,
@@ -60,5 +68,33 @@ impl Progress {
             let _ = err.flush();
             self.drawn = false;
         }
+    }
+}
+
+/// Whether to draw: a large input, standard error a terminal, and no packets printed on it.
+fn wanted(total: u64, stderr_terminal: bool, printing_there: bool) -> bool {
+    total >= MIN_SIZE && stderr_terminal && !printing_there
+}
+
+/// Whether standard output and standard error are the same terminal (the same device; when
+/// that cannot be told, assumed).
+fn same_terminal() -> bool {
+    let device = |fd: u32| std::fs::metadata(format!("/proc/self/fd/{fd}")).map(|m| m.rdev());
+    match (device(1), device(2)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drawn_only_on_a_terminal_free_of_packets() {
+        assert!(wanted(MIN_SIZE, true, false));
+        assert!(!wanted(MIN_SIZE, true, true), "packets are printed on that terminal");
+        assert!(!wanted(MIN_SIZE, false, false), "not a terminal");
+        assert!(!wanted(MIN_SIZE - 1, true, false), "small input");
     }
 }

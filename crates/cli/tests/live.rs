@@ -147,6 +147,26 @@ impl Running {
         (status.success(), self.stderr.join("\n"))
     }
 
+    /// Waits (at most `secs`) for a line of standard error containing `what`, and returns it.
+    fn await_line(&mut self, what: &str, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(l) = self.stderr.iter().find(|l| l.contains(what)) {
+                return l.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => self.stderr.push(l),
+                Err(_) => panic!("no line with {what:?}: {:?}", self.stderr),
+            }
+        }
+    }
+
+    /// Whether the process is still running.
+    fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     fn stop(self) -> (bool, String) {
         self.signal("-INT");
         self.wait(30)
@@ -717,4 +737,141 @@ fn fanout_spreads_the_capture_over_threads_and_loses_nothing() {
     want.sort();
     got.sort();
     assert_same_packets("--fanout 3", &got, &want);
+}
+
+/// The file sift or tcpdump captured to, read while the capture goes on: only whole packets.
+fn packets_so_far(path: &Path) -> Vec<(Vec<u8>, u32)> {
+    packets(path)
+}
+
+/// SIGUSR1 prints the counters and the capture goes on; SIGUSR2 writes out the file (every
+/// packet captured so far is in it, whole); SIGHUP ends the capture as SIGINT does, nothing
+/// counted lost. tcpdump, where installed, does each the same way.
+#[test]
+fn usr1_usr2_and_hup_behave_as_tcpdumps() {
+    let Some(ns) = Netns::new("signals") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Few enough packets that nothing reaches the file before it is flushed.
+    let input = generate(dir.path(), 60, 31);
+    let td = tcpdump();
+    let programs: Vec<(String, String)> = std::iter::once((SIFT.to_owned(), "sift".to_owned()))
+        .chain(td.map(|t| (t.display().to_string(), "tcpdump".to_owned())))
+        .collect();
+    let mut runs = Vec::new();
+    for (program, name) in &programs {
+        let out = dir.path().join(format!("{name}.pcap"));
+        let r = Running::start(&ns, &[program, "-i", "cap0", "-w", out.to_str().unwrap()]);
+        runs.push((name.clone(), out, r));
+    }
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    // tcpdump's ring hands blocks over after 1 s; sift's after 100 ms.
+    std::thread::sleep(Duration::from_millis(1500));
+    for (name, out, r) in &mut runs {
+        r.signal("-USR1");
+        let line = r.await_line("packets captured, ", 10);
+        assert_eq!(
+            line,
+            format!(
+                "{name}: 60 packets captured, 60 packets received by filter, 0 packets dropped \
+                 by kernel"
+            ),
+            "{name}"
+        );
+        assert!(r.running(), "{name}: SIGUSR1 must not end the capture");
+        if name == "sift" {
+            // (tcpdump's stdio buffer is 4 KiB: it has written some already.)
+            assert!(std::fs::metadata(&*out).unwrap().len() < 100, "sift: nothing written yet");
+        }
+        r.signal("-USR2");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(r.running(), "{name}: SIGUSR2 must not end the capture");
+        assert_eq!(packets_so_far(out).len(), 60, "{name}: SIGUSR2 writes every packet out");
+    }
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    std::thread::sleep(Duration::from_millis(1500));
+    for (name, out, r) in runs {
+        r.signal("-HUP");
+        let (ok, stderr) = r.wait(30);
+        assert!(ok, "{name}: {stderr}");
+        assert_eq!(counts(&stderr), Counts { captured: 120, received: 120, dropped: 0 }, "{name}");
+        assert_eq!(packets(&out), [packets(&input), packets(&input)].concat(), "{name}");
+    }
+}
+
+/// Under `nohup` SIGHUP stays ignored, as tcpdump leaves it; with a fan-out group the
+/// signals act as on one socket.
+#[test]
+fn hup_is_left_ignored_under_nohup_and_fanout_obeys_the_signals() {
+    let Some(ns) = Netns::new("nohup") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), 100, 32);
+    let out = dir.path().join("n.pcap");
+    let o = out.to_str().unwrap();
+    let mut sift = Running::start(&ns, &["nohup", SIFT, "-i", "cap0", "--fanout", "2", "-w", o]);
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    std::thread::sleep(Duration::from_millis(500));
+    sift.signal("-HUP");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(sift.running(), "SIGHUP is ignored under nohup");
+    sift.signal("-USR1");
+    let line = sift.await_line("packets captured, ", 10);
+    assert!(line.starts_with("sift: 100 packets captured, 100 packets received"), "{line}");
+    sift.signal("-USR2");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(packets_so_far(&out).len(), 100);
+    let (ok, stderr) = sift.stop();
+    assert!(ok, "{stderr}");
+    assert_eq!(counts(&stderr).captured, 100, "{stderr}");
+    if let Some(td) = tcpdump() {
+        let t_out = dir.path().join("t.pcap");
+        let t = td.to_str().unwrap();
+        let mut r = Running::start(&ns, &["nohup", t, "-i", "cap0", "-w", t_out.to_str().unwrap()]);
+        r.signal("-HUP");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(r.running(), "tcpdump leaves SIGHUP ignored under nohup");
+        let (ok, _) = r.stop();
+        assert!(ok);
+    }
+}
+
+/// tcpdump's live flags: `-y` names the interface's one link type (or chooses `any`'s cooked
+/// header), `-I` and unknown `-j` types are refused as tcpdump refuses them, `-U` writes each
+/// packet out as it comes.
+#[test]
+fn y_i_j_and_u_on_a_live_capture() {
+    let Some(ns) = Netns::new("flags") else { return };
+    let td = tcpdump();
+    for (args, says) in [
+        (&["-y", "LINUX_SLL"][..], "LINUX_SLL is not one of the DLTs supported by this device"),
+        (&["-I"][..], "cap0: That device doesn't support monitor mode"),
+        (&["-j", "foo"][..], "invalid time stamp type foo"),
+    ] {
+        let mut programs = vec![SIFT.to_owned()];
+        programs.extend(td.iter().map(|t| t.display().to_string()));
+        for program in programs {
+            let mut cmd = vec![program.as_str(), "-i", "cap0", "-c", "1"];
+            cmd.extend_from_slice(args);
+            let o = ns.cmd(&cmd).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+            assert!(err.contains(says), "{cmd:?}: {err}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), 20, 33);
+    let out = dir.path().join("u.pcap");
+    let o = out.to_str().unwrap();
+    let sift =
+        Running::start(&ns, &[SIFT, "-i", "any", "-y", "LINUX_SLL", "-U", "-w", o, "ip or arp"]);
+    assert!(sift.stderr.iter().any(|l| l == "sift: data link type LINUX_SLL"), "{:?}", sift.stderr);
+    assert!(ns.inject(&input, &["--topspeed"]).status.success());
+    std::thread::sleep(Duration::from_millis(500));
+    // Each packet is in the file already (any sees each frame leave inj0 and reach cap0).
+    let want = expected(&input, "ip or arp", 262_144).len() * 2;
+    assert_eq!(packets_so_far(&out).len(), want, "-U");
+    let (ok, stderr) = sift.stop();
+    assert!(ok, "{stderr}");
+    let mut r = sift_pcap::open(&out).unwrap();
+    let _ = r.next_packet();
+    assert_eq!(r.interfaces()[0].link_type, sift_pcap::LinkType::LINUX_SLL);
 }

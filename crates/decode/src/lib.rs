@@ -25,7 +25,7 @@ mod out;
 mod text;
 mod time;
 
-pub use decode::{Decoded, Layer, Proto, decode};
+pub use decode::{Decoded, Layer, PacketType, Proto, decode, decode_with};
 pub use json::JsonWriter;
 pub use text::{HexDump, Options, Printer};
-pub use time::TimeFormat;
+pub use time::{TimeFormat, UtcOffset};

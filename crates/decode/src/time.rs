@@ -1,25 +1,32 @@
 //! Timestamps as tcpdump prints them (`-t` … `-ttttt`).
 //!
-//! tcpdump prints local time; sift prints UTC and computes the calendar from the epoch itself
-//! (no time-zone database). On the machines sift is tested on `TZ` is UTC, so the two agree; on
-//! a machine in another zone `-tttt` and the default format differ from tcpdump's by the offset.
+//! tcpdump prints the default and `-tttt` formats in local time, with the offset from UTC that
+//! the time zone rules give for each packet's own instant (a capture that spans a change to or
+//! from summer time changes offset in the middle, as tcpdump's does). This crate knows no time
+//! zone rules: the caller passes the offset as a function ([`UtcOffset`]; sift's command line
+//! asks the C library, as tcpdump does), and without one the times are UTC. The calendar is
+//! computed here from the epoch.
 
 use crate::out::Out;
 use sift_pcap::Timestamp;
+
+/// The offset of local time from UTC, in seconds (east positive), at a Unix time: what the
+/// time zone rules say for that instant.
+pub type UtcOffset = fn(secs: i64) -> i64;
 
 /// Which timestamp to print before each packet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TimeFormat {
     /// `-t`: none.
     None,
-    /// Default: `HH:MM:SS.ffffff` (UTC).
+    /// Default: `HH:MM:SS.ffffff` (local time, or UTC without a [`UtcOffset`]).
     #[default]
     TimeOfDay,
     /// `-tt`: seconds since the epoch, `S.ffffff`.
     Epoch,
     /// `-ttt`: delta from the previous packet, `HH:MM:SS.ffffff`.
     DeltaPrevious,
-    /// `-tttt`: `YYYY-MM-DD HH:MM:SS.ffffff` (UTC).
+    /// `-tttt`: `YYYY-MM-DD HH:MM:SS.ffffff` (local time, or UTC without a [`UtcOffset`]).
     DateTime,
     /// `-ttttt`: delta from the first packet.
     DeltaFirst,
@@ -61,7 +68,14 @@ pub(crate) fn hms(out: &mut Vec<u8>, secs: u64, nanos: u32, nano: bool, wrap: bo
     frac(out, nanos, nano);
 }
 
-/// Writes `ts` in `format` (without the trailing space). `prev` and `first` feed the deltas.
+/// Seconds since the epoch of `ts` on the local clock (`zone`'s offset added; UTC without).
+fn local_secs(ts: Timestamp, zone: Option<UtcOffset>) -> i64 {
+    let secs = i64::try_from(ts.secs).unwrap_or(i64::MAX);
+    secs.saturating_add(zone.map_or(0, |offset| offset(secs)))
+}
+
+/// Writes `ts` in `format` (without the trailing space). `prev` and `first` feed the deltas;
+/// `zone` gives local time.
 pub(crate) fn write(
     out: &mut Vec<u8>,
     format: TimeFormat,
@@ -69,23 +83,28 @@ pub(crate) fn write(
     prev: Option<Timestamp>,
     first: Option<Timestamp>,
     nano: bool,
+    zone: Option<UtcOffset>,
 ) {
     match format {
         TimeFormat::None => {}
-        TimeFormat::TimeOfDay => hms(out, ts.secs, ts.nanos, nano, true),
+        TimeFormat::TimeOfDay => {
+            let secs = local_secs(ts, zone).rem_euclid(86_400) as u64;
+            hms(out, secs, ts.nanos, nano, true);
+        }
         TimeFormat::Epoch => {
             out.u(ts.secs);
             frac(out, ts.nanos, nano);
         }
         TimeFormat::DateTime => {
-            let (y, m, d) = civil_from_days((ts.secs / 86_400) as i64);
+            let local = local_secs(ts, zone);
+            let (y, m, d) = civil_from_days(local.div_euclid(86_400));
             out.dec_width(y.max(0) as u64, 4);
             out.push(b'-');
             out.dec_width(u64::from(m), 2);
             out.push(b'-');
             out.dec_width(u64::from(d), 2);
             out.push(b' ');
-            hms(out, ts.secs, ts.nanos, nano, true);
+            hms(out, local.rem_euclid(86_400) as u64, ts.nanos, nano, true);
         }
         TimeFormat::DeltaPrevious | TimeFormat::DeltaFirst => {
             let base = if format == TimeFormat::DeltaPrevious { prev } else { first };
@@ -117,8 +136,39 @@ mod tests {
 
     fn show(format: TimeFormat, ts: Timestamp, prev: Option<Timestamp>, nano: bool) -> String {
         let mut v = Vec::new();
-        write(&mut v, format, ts, prev, prev, nano);
+        write(&mut v, format, ts, prev, prev, nano, None);
         String::from_utf8(v).unwrap()
+    }
+
+    /// New York's rules from 2007 on, enough for the instants below: UTC-4 from the second
+    /// Sunday of March to the first Sunday of November, else UTC-5.
+    fn new_york(secs: i64) -> i64 {
+        // 2023-03-12 07:00 UTC and 2023-11-05 06:00 UTC.
+        if (1_678_604_400..1_699_164_000).contains(&secs) { -4 * 3600 } else { -5 * 3600 }
+    }
+
+    fn local(format: TimeFormat, ts: Timestamp, zone: UtcOffset) -> String {
+        let mut v = Vec::new();
+        write(&mut v, format, ts, None, None, false, Some(zone));
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn local_time_uses_the_offset_of_each_instant() {
+        let summer = Timestamp::new(1_690_000_000, 500_000_000); // 2023-07-22 04:26:40 UTC
+        assert_eq!(local(TimeFormat::TimeOfDay, summer, new_york), "00:26:40.500000");
+        assert_eq!(local(TimeFormat::DateTime, summer, new_york), "2023-07-22 00:26:40.500000");
+        let winter = Timestamp::new(1_700_000_000, 0); // 2023-11-14 22:13:20 UTC
+        assert_eq!(local(TimeFormat::DateTime, winter, new_york), "2023-11-14 17:13:20.000000");
+        // Before the epoch on the local clock, and a day back.
+        let epoch = Timestamp::new(0, 0);
+        assert_eq!(local(TimeFormat::DateTime, epoch, new_york), "1969-12-31 19:00:00.000000");
+        assert_eq!(local(TimeFormat::TimeOfDay, epoch, new_york), "19:00:00.000000");
+        // East of UTC, across midnight; epoch seconds never change.
+        let kolkata: UtcOffset = |_| 5 * 3600 + 1800;
+        let late = Timestamp::new(1_700_000_000, 0);
+        assert_eq!(local(TimeFormat::DateTime, late, kolkata), "2023-11-15 03:43:20.000000");
+        assert_eq!(local(TimeFormat::Epoch, late, kolkata), "1700000000.000000");
     }
 
     #[test]

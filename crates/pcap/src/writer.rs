@@ -341,6 +341,12 @@ impl<W: Write> PcapWriter<W> {
         self.precision
     }
 
+    /// Writes what the buffer holds to the inner writer and flushes that (tcpdump's `-U` and
+    /// SIGUSR2: `pcap_dump_flush`).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Flushes and returns the inner writer.
     pub fn finish(self) -> io::Result<W> {
         self.out.into_inner().map_err(|e| e.into_error())
@@ -484,6 +490,12 @@ impl<W: Write> PcapngWriter<W> {
         slot.first.get_or_insert(ts);
         slot.last = Some(ts);
         Ok(())
+    }
+
+    /// Writes what the buffer holds to the inner writer and flushes that (tcpdump's `-U` and
+    /// SIGUSR2: `pcap_dump_flush`).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 
     /// Writes an Interface Statistics Block per interface (`isb_starttime`, `isb_endtime` and

@@ -109,9 +109,133 @@ pub fn compile(
         .linux_ext(target.linux_ext)
         .optimize(optimize)
         .mode(Mode::Libpcap);
-    pipeline::compile(expr, &opts)
-        .map(|compiled| compiled.program)
-        .map_err(|error| FilterError::Compile { expr: expr.to_owned(), error: Box::new(error) })
+    match pipeline::compile(expr, &opts) {
+        Ok(compiled) => Ok(compiled.program),
+        // libpcap only says "rejects all packets" after running its optimizer, which it skips
+        // for some programs: there tcpdump runs a program that keeps nothing, and so does sift.
+        Err(error)
+            if error.is_rejects_all() && !libpcap_optimizes(expr, target.link_type, resolver) =>
+        {
+            Ok(pipeline::compile("", &opts.snaplen(0))
+                .map_err(|error| FilterError::Compile {
+                    expr: String::new(),
+                    error: Box::new(error),
+                })?
+                .program)
+        }
+        Err(error) => Err(FilterError::Compile { expr: expr.to_owned(), error: Box::new(error) }),
+    }
+}
+
+/// Whether libpcap runs its optimizer on `expr` for `link_type`. Its code generator turns the
+/// optimizer off (`no_optimize`) for code the optimizer cannot handle: `protochain`'s loop, and
+/// the run-time computation of the 802.11 header length, which every test above the link layer
+/// needs on the 802.11 link types (and every test on Prism, whose header is sniffed at run
+/// time).
+fn libpcap_optimizes(expr: &str, link_type: LinkType, resolver: &dyn Resolver) -> bool {
+    let Ok(Some(ast)) = sift_filter::parse_with(expr, resolver) else { return true };
+    if link_type == LinkType::PRISM_HEADER {
+        return false;
+    }
+    let wlan = [
+        LinkType::IEEE802_11,
+        LinkType::IEEE802_11_RADIO,
+        LinkType::IEEE802_11_RADIO_AVS,
+        LinkType::PPI,
+    ]
+    .contains(&link_type);
+    let mut optimizes = true;
+    walk(&ast, &mut |prim| {
+        use sift_filter::ast::{Primitive as P, QualType};
+        let payload = match prim {
+            Prim::Rel(lhs, rhs) => !link_level_arith(lhs) || !link_level_arith(rhs),
+            Prim::P(P::Id { quals, .. })
+                if quals.ty.is_some_and(|(t, _)| t == QualType::Protochain) =>
+            {
+                optimizes = false;
+                return;
+            }
+            Prim::P(p) => !link_level(p),
+        };
+        if wlan && payload {
+            optimizes = false;
+        }
+    });
+    optimizes
+}
+
+/// A primitive or a relation, as [`walk`] hands them out.
+enum Prim<'a> {
+    P(&'a sift_filter::ast::Primitive),
+    Rel(&'a sift_filter::ast::Arith, &'a sift_filter::ast::Arith),
+}
+
+fn walk(e: &sift_filter::ast::Expr, f: &mut dyn FnMut(Prim<'_>)) {
+    use sift_filter::ast::ExprKind;
+    match &e.kind {
+        ExprKind::Chain { first, rest } => {
+            walk(first, f);
+            for (_, _, e) in rest {
+                walk(e, f);
+            }
+        }
+        ExprKind::Not(e) => walk(e, f),
+        ExprKind::Prim(p) => f(Prim::P(p)),
+        ExprKind::Rel { lhs, rhs, .. } => f(Prim::Rel(lhs, rhs)),
+    }
+}
+
+/// Whether a primitive tests only the 802.11 link-layer header (or lengths): MAC addresses,
+/// link-layer broadcast and multicast, frame type, subtype and direction.
+fn link_level(p: &sift_filter::ast::Primitive) -> bool {
+    use sift_filter::ast::{Id, Primitive as P, Proto, QualType};
+    let link = |proto: Option<Proto>| {
+        proto.is_none_or(|p| matches!(p, Proto::Link | Proto::Ether | Proto::Wlan))
+    };
+    match p {
+        P::Id { quals, id, .. } => {
+            let mac = matches!(id, Id::Mac(_))
+                || matches!(quals.proto, Some((Proto::Ether | Proto::Wlan | Proto::Link, _)));
+            mac && quals.ty.is_none_or(|(t, _)| t == QualType::Host)
+        }
+        P::Broadcast(proto) | P::Multicast(proto) => link(*proto),
+        P::Less(_) | P::Greater(_) => true,
+        P::WlanType { .. } | P::WlanSubtype { .. } | P::WlanDir { .. } => true,
+        _ => false,
+    }
+}
+
+/// Whether an arithmetic expression loads only from the link-layer header (or the radio
+/// header before it).
+fn link_level_arith(a: &sift_filter::ast::Arith) -> bool {
+    use sift_filter::ast::{ArithKind, Proto};
+    match &a.kind {
+        ArithKind::Num(_) | ArithKind::Len => true,
+        ArithKind::Load { proto, index, .. } => {
+            matches!(proto, Proto::Link | Proto::Ether | Proto::Wlan | Proto::Radio)
+                && link_level_arith(index)
+        }
+        ArithKind::Neg(a) => link_level_arith(a),
+        ArithKind::Bin { lhs, rhs, .. } => link_level_arith(lhs) && link_level_arith(rhs),
+    }
+}
+
+/// Reads a filter file (`-F`) as tcpdump does: a `#` starts a comment that runs to the end of
+/// its line, whatever bytes it holds (each becomes a space, so columns stay where they were);
+/// the rest must be UTF-8 text, or the error says where it is not. Bounded by
+/// [`crate::text::MAX_TEXT_BYTES`].
+pub fn read_file(path: &std::path::Path) -> Result<String, crate::text::TextError> {
+    let mut bytes = crate::text::read(path, crate::text::TextKind::Filter)?;
+    let mut in_comment = false;
+    for b in &mut bytes {
+        if *b == b'\n' {
+            in_comment = false;
+        } else if in_comment || *b == b'#' {
+            in_comment = true;
+            *b = b' ';
+        }
+    }
+    crate::text::into_string(bytes, &path.display().to_string())
 }
 
 /// A validated program ready to run on one engine.

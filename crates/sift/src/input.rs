@@ -39,7 +39,16 @@ pub enum InputError {
     /// Standard input (`-`) among other inputs: a stream cannot be merged.
     #[error("standard input cannot be merged with other files")]
     StdinWithOthers,
-    /// A file that cannot be opened, or is damaged (the error says at which byte).
+    /// A file that cannot be opened or read from its start (the system's reason).
+    #[error("{file}")]
+    Open {
+        /// The file, as given.
+        file: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file that cannot be read, or is damaged (the error says at which byte).
     #[error("{file}")]
     Read {
         /// The file, as given.
@@ -105,8 +114,12 @@ impl Source {
         for path in inputs {
             let path = path.as_ref();
             let shown = path.display().to_string();
-            let reader = sift_pcap::open(path)
-                .map_err(|source| InputError::Read { file: shown.clone(), source })?;
+            let reader = sift_pcap::open(path).map_err(|source| match source {
+                sift_pcap::Error { offset: 0, kind: sift_pcap::ErrorKind::Io(e) } => {
+                    InputError::Open { file: shown.clone(), source: e }
+                }
+                source => InputError::Read { file: shown.clone(), source },
+            })?;
             let size = if path.as_os_str() == "-" {
                 0
             } else {

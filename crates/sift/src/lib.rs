@@ -17,7 +17,9 @@
 //! * [`live`]: live capture on one socket or a fan-out group, handing packets to a
 //!   [`live::Sink`];
 //! * [`bench`](mod@bench) and [`diff`]: every engine timed, or compared verdict by verdict, on the same
-//!   packets.
+//!   packets;
+//! * [`text`]: the files that are not captures (filters, programs, lists of expressions), read
+//!   whole but bounded; [`user`]: root given up once inputs are open (`-Z`).
 //!
 //! [`Capture`] is the short way in. Filtering a capture into a new pcap file:
 //!
@@ -41,7 +43,8 @@
 //! Errors are typed per module and carry what they are about (the file, the byte offset, the
 //! span of the expression); [`Error`] gathers those of [`Capture`]. An error's message says
 //! what failed and its [`source`](std::error::Error::source) chain says why, so print the
-//! chain (as `anyhow`'s `{:#}` does): `in.pcap: byte 24: truncated packet record header: …`.
+//! chain: [`error_line`] puts it on one line with each cause said once,
+//! `in.pcap: byte 24: truncated packet record header: …`.
 #![forbid(unsafe_code)]
 
 pub mod bench;
@@ -52,6 +55,8 @@ pub mod input;
 pub mod live;
 pub mod output;
 pub mod parallel;
+pub mod text;
+pub mod user;
 
 pub use capture::{Capture, OwnedPacket, Saved};
 pub use filter::{Engine, Filter};
@@ -70,4 +75,59 @@ pub enum Error {
     /// Writing the output.
     #[error(transparent)]
     Output(#[from] output::OutputError),
+}
+
+/// An error and its causes on one line, joined with `: ` (as `anyhow`'s `{:#}` joins them),
+/// each cause said once: a cause whose text already ends the line so far is skipped (many
+/// errors put their source's text in their own message too), and so is the ` (os error N)`
+/// Rust appends to system errors (`No such file or directory`, as tcpdump says it).
+pub fn error_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = String::new();
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        let text = strip_os_error(&e.to_string());
+        if !text.is_empty() && !line.ends_with(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+        cause = e.source();
+    }
+    line
+}
+
+/// `text` without the ` (os error N)` Rust appends to system errors, wherever it appears.
+fn strip_os_error(text: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(MARK);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_said_once_without_os_error_numbers() {
+        let e = input::Source::open(&["/nonexistent/in.pcap"]).unwrap_err();
+        assert_eq!(error_line(&e), "/nonexistent/in.pcap: No such file or directory");
+        let Err(e) = sift_pcap::open(std::path::Path::new("/nonexistent")) else { panic!() };
+        // sift-pcap's message holds its source's text: said once.
+        assert_eq!(error_line(&e), format!("{e}").replace(" (os error 2)", ""));
+        assert_eq!(strip_os_error("a (os error x) b (os error 12)"), "a (os error x) b");
+    }
 }

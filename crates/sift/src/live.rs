@@ -4,12 +4,16 @@
 //! ancillary loads, as libpcap does for a live capture) and attaches it to the socket; when the
 //! kernel refuses the program, the chosen engine runs it on every packet in user space instead
 //! ([`Session::set_filter`] says so). [`Session::run`] then hands every packet to a [`Sink`]
-//! (writing files, printing: the caller's choice) until a stop flag, a packet count, a sink
-//! that is full or an error. On a stop the ring is drained first, so every packet the kernel
-//! counted is delivered; the result carries the kernel's counters with libpcap's meaning.
+//! (writing files, printing: the caller's choice) until a stop, a packet count, a sink that is
+//! full or an error. On a stop the ring is drained first, so every packet the kernel counted is
+//! delivered; the result carries the kernel's counters with libpcap's meaning.
+//!
+//! A capture obeys tcpdump's signals ([`Signals`]): SIGINT, SIGTERM and SIGHUP stop it (after
+//! the drain), SIGUSR1 asks for the counters so far ([`Event::Counters`]) and SIGUSR2 writes
+//! out what the sink buffers ([`Sink::flush`]); neither of the last two ends the capture.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
@@ -55,6 +59,12 @@ pub trait Sink {
 
     /// Takes one packet (cut to the snapshot length; `interface` 0, `offset` 0).
     fn take(&mut self, packet: &Packet<'_>) -> Result<Taken, Self::Error>;
+
+    /// Writes out what it buffers, so that a reader sees every packet taken so far (SIGUSR2,
+    /// as tcpdump's `pcap_dump_flush`). By default there is nothing to write out.
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 impl Sink for Rotating {
@@ -66,6 +76,90 @@ impl Sink for Rotating {
             Written::LimitReached => Taken::Full,
         })
     }
+
+    fn flush(&mut self) -> Result<(), OutputError> {
+        Rotating::flush(self)
+    }
+}
+
+/// The signals a capture obeys, as tcpdump's: SIGINT, SIGTERM and SIGHUP stop it (the ring is
+/// drained first), SIGUSR1 asks for the counters ([`Event::Counters`]), SIGUSR2 writes out the
+/// output ([`Sink::flush`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Signals {
+    stop: &'static AtomicBool,
+    counters: Option<&'static AtomicU64>,
+    flush: Option<&'static AtomicU64>,
+}
+
+impl Signals {
+    /// Installs the handlers. SIGHUP is left ignored when it is ignored now, as `nohup`
+    /// arranges (tcpdump does the same). Every call returns the same flags.
+    pub fn install() -> io::Result<Signals> {
+        use sift_sys::signal;
+        let mut stops = vec![libc::SIGINT, libc::SIGTERM];
+        if !signal::is_ignored(libc::SIGHUP)? {
+            stops.push(libc::SIGHUP);
+        }
+        Ok(Signals {
+            stop: signal::install_stop_handler(&stops)?,
+            counters: Some(signal::install_count_handler(libc::SIGUSR1)?),
+            flush: Some(signal::install_count_handler(libc::SIGUSR2)?),
+        })
+    }
+
+    /// Only a stop flag, which the caller sets (no handler is installed).
+    pub fn stop_flag(stop: &'static AtomicBool) -> Signals {
+        Signals { stop, counters: None, flush: None }
+    }
+
+    /// The stop flag.
+    pub fn stop(&self) -> &'static AtomicBool {
+        self.stop
+    }
+}
+
+/// Counts of SIGUSR1 and SIGUSR2 already acted on.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    counters: u64,
+    flush: u64,
+}
+
+impl Signals {
+    /// Whether SIGUSR1 arrived since `seen` (and notes it).
+    fn counters_asked(&self, seen: &mut Seen) -> bool {
+        let now = self.counters.map_or(0, |c| c.load(Ordering::SeqCst));
+        std::mem::replace(&mut seen.counters, now) != now
+    }
+
+    /// Whether SIGUSR2 arrived since `seen` (and notes it).
+    fn flush_asked(&self, seen: &mut Seen) -> bool {
+        let now = self.flush.map_or(0, |c| c.load(Ordering::SeqCst));
+        std::mem::replace(&mut seen.flush, now) != now
+    }
+
+    fn seen_now(&self) -> Seen {
+        let mut seen = Seen::default();
+        self.counters_asked(&mut seen);
+        self.flush_asked(&mut seen);
+        seen
+    }
+}
+
+/// What a capture tells its caller while it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// Packets flow (every fan-out member is ready): when tcpdump says "listening on".
+    Listening,
+    /// The counters so far, as SIGUSR1 asked (the capture goes on).
+    Counters {
+        /// Packets the sink took.
+        captured: u64,
+        /// The kernel's counters (summed over a fan-out group).
+        stats: Stats,
+    },
 }
 
 /// How a capture ended.
@@ -157,15 +251,16 @@ impl Session {
         }
     }
 
-    /// Captures until `stop` is set (then drains the ring), `limits.count` packets were
-    /// taken, the sink is full or fails, or reading fails. `listening` is called once packets
-    /// flow (every fan-out member is ready).
+    /// Captures until a stop (then drains the ring), `limits.count` packets were taken, the
+    /// sink is full or fails, or reading fails; obeys `signals` meanwhile. `events` hears
+    /// [`Event::Listening`] once packets flow (every fan-out member is ready), then the
+    /// counters each time SIGUSR1 asks.
     pub fn run<S: Sink>(
         mut self,
         sink: &mut S,
         limits: Limits,
-        stop: &'static AtomicBool,
-        listening: impl FnOnce(),
+        signals: Signals,
+        mut events: impl FnMut(Event),
     ) -> Result<Outcome<S::Error>, LiveError> {
         if self.filter.is_none() {
             self.set_filter(None, false, Engine::default())?;
@@ -185,11 +280,14 @@ impl Session {
             drop(self.cap);
             let mut cfg = self.cfg;
             cfg.fanout_group = Some((std::process::id() & 0xffff) as u16);
-            (fanout(limits.fanout, &cfg, &validated, engine, &mut taker, stop, listening)?, None)
+            (
+                fanout(limits.fanout, &cfg, &validated, engine, &mut taker, signals, &mut events)?,
+                None,
+            )
         } else {
             self.cap.start()?;
-            listening();
-            single(self.cap, &mut taker, stop)?
+            events(Event::Listening);
+            single(self.cap, &mut taker, signals, &mut events)?
         };
         let Taker { captured, failure, full, .. } = taker;
         Ok(Outcome { stats, captured, full, failure, error })
@@ -209,6 +307,15 @@ struct Taker<'s, S: Sink> {
 impl<S: Sink> Taker<'_, S> {
     fn done(&self) -> bool {
         self.captured >= self.limit || self.failure.is_some() || self.full
+    }
+
+    /// Has the sink write out what it buffers; a failure ends the capture.
+    fn flush(&mut self) {
+        if self.failure.is_none()
+            && let Err(e) = self.sink.flush()
+        {
+            self.failure = Some(e);
+        }
     }
 
     /// Gives one packet to the sink; `false` once no more are wanted.
@@ -245,12 +352,24 @@ impl<S: Sink> Taker<'_, S> {
 fn single<S: Sink>(
     mut cap: Capture,
     taker: &mut Taker<'_, S>,
-    stop: &AtomicBool,
+    signals: Signals,
+    events: &mut dyn FnMut(Event),
 ) -> Result<(Stats, Option<io::Error>), LiveError> {
     let mut io_error = None;
     let mut stats = None;
+    let mut seen = signals.seen_now();
     loop {
-        if stop.load(Ordering::SeqCst) {
+        if signals.flush_asked(&mut seen) {
+            taker.flush();
+        }
+        if signals.counters_asked(&mut seen) {
+            let stats = cap.stats().map_err(LiveError::Stats)?;
+            events(Event::Counters { captured: taker.captured, stats });
+        }
+        if taker.done() {
+            break;
+        }
+        if signals.stop.load(Ordering::SeqCst) {
             // Stop the flow, then deliver everything the kernel counted as queued.
             match cap.drain(&mut |f| taker.take(f)) {
                 Ok(s) => stats = Some(s),
@@ -276,7 +395,18 @@ fn single<S: Sink>(
 /// What a fan-out member sends to the consuming thread.
 enum Member {
     Ready,
-    Packet { secs: u64, nanos: u32, wire_len: u32, data: Vec<u8> },
+    Packet {
+        secs: u64,
+        nanos: u32,
+        wire_len: u32,
+        data: Vec<u8>,
+    },
+    /// Its counters, for the SIGUSR1 request numbered `asked`.
+    Counters {
+        member: usize,
+        asked: u64,
+        stats: Stats,
+    },
     Finished(Result<Stats, LiveError>),
 }
 
@@ -290,13 +420,17 @@ fn fanout<S: Sink>(
     validated: &Validated,
     engine: Engine,
     taker: &mut Taker<'_, S>,
-    stop: &'static AtomicBool,
-    listening: impl FnOnce(),
+    signals: Signals,
+    events: &mut dyn FnMut(Event),
 ) -> Result<Stats, LiveError> {
+    let stop = signals.stop;
     let done = Arc::new(AtomicBool::new(false));
+    // The number of the last SIGUSR1 request, which members answer with their counters.
+    let asked = Arc::new(AtomicU64::new(0));
     let (tx, rx) = mpsc::sync_channel::<Member>(1 << 14);
-    for _ in 0..n {
+    for member in 0..n {
         let (cfg, validated, tx, done) = (cfg.clone(), validated.clone(), tx.clone(), done.clone());
+        let asked = asked.clone();
         std::thread::spawn(move || {
             let result = (|| -> Result<Stats, LiveError> {
                 let mut cap = Capture::open(&cfg)?;
@@ -312,12 +446,19 @@ fn fanout<S: Sink>(
                     };
                     tx.send(p).is_ok() && !done.load(Ordering::SeqCst)
                 };
+                let mut answered = 0;
                 loop {
                     if stop.load(Ordering::SeqCst) {
                         return Ok(cap.drain(&mut send)?);
                     }
                     if done.load(Ordering::SeqCst) {
                         return Ok(cap.stats()?);
+                    }
+                    let request = asked.load(Ordering::SeqCst);
+                    if request != answered {
+                        answered = request;
+                        let stats = cap.stats()?;
+                        let _ = tx.send(Member::Counters { member, asked: request, stats });
                     }
                     cap.dispatch(Duration::from_millis(100), &mut send)?;
                 }
@@ -327,19 +468,47 @@ fn fanout<S: Sink>(
     }
     drop(tx);
     let (mut ready, mut finished) = (0, 0);
-    let mut listening = Some(listening);
     let mut total = Stats::default();
     let mut failure = None;
     let meta = FrameMeta::default();
+    let mut seen = signals.seen_now();
+    // The members' answers to the current SIGUSR1 request.
+    let mut answers: Vec<Option<Stats>> = vec![None; n];
     while finished < n {
-        let Ok(msg) = rx.recv() else { break };
+        if signals.flush_asked(&mut seen) {
+            taker.flush();
+            if taker.done() {
+                done.store(true, Ordering::SeqCst);
+            }
+        }
+        if signals.counters_asked(&mut seen) {
+            answers.iter_mut().for_each(|a| *a = None);
+            asked.store(seen.counters, Ordering::SeqCst);
+        }
+        let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(msg) => msg,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match msg {
             Member::Ready => {
                 ready += 1;
-                if ready == n
-                    && let Some(f) = listening.take()
-                {
-                    f();
+                if ready == n {
+                    events(Event::Listening);
+                }
+            }
+            Member::Counters { member, asked: request, stats } => {
+                if request == asked.load(Ordering::SeqCst) {
+                    answers[member] = Some(stats);
+                    if answers.iter().all(Option::is_some) {
+                        let stats = answers.iter().flatten().fold(Stats::default(), |t, s| Stats {
+                            received: t.received + s.received,
+                            dropped: t.dropped + s.dropped,
+                            taken: t.taken + s.taken,
+                        });
+                        events(Event::Counters { captured: taker.captured, stats });
+                        answers.iter_mut().for_each(|a| *a = None);
+                    }
                 }
             }
             Member::Packet { secs, nanos, wire_len, data } => {

@@ -24,7 +24,8 @@
 //! * [`mmap`]: read-only file mappings that record, instead of dying of `SIGBUS`, a file
 //!   shrinking under the reader (one process-wide `SIGBUS` handler).
 //! * [`netlink`]: (empty) where XDP/TC attachment will live.
-//! * [`signal`]: SIGINT/SIGTERM as a flag. [`time`]: local time formatting (`strftime`).
+//! * [`signal`]: signals as flags and counters. [`time`]: local time formatting (`strftime`).
+//!   [`user`]: running as another user (`-Z`).
 
 pub mod bpf;
 pub mod iface;
@@ -36,6 +37,7 @@ pub mod ring;
 pub mod signal;
 pub mod socket;
 pub mod time;
+pub mod user;
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};

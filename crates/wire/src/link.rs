@@ -195,6 +195,16 @@ impl LinkType {
         TABLE.iter().find(|e| e.2 == bare).map(|e| LinkType(e.0))
     }
 
+    /// A link type as a user gives one on the command line (`-y`): a name as
+    /// [`LinkType::from_name`] reads it, or a number, which is a DLT number as `tcpdump -y`
+    /// and `pcap_open_dead` number link types ([`LinkType::from_dlt`]).
+    pub fn parse(text: &str) -> Option<LinkType> {
+        match text.parse::<i32>() {
+            Ok(dlt) => LinkType::from_dlt(dlt),
+            Err(_) => LinkType::from_name(text),
+        }
+    }
+
     /// Every link type the table knows, by LINKTYPE number.
     pub fn all() -> impl Iterator<Item = LinkType> {
         TABLE.iter().map(|e| LinkType(e.0))
@@ -480,6 +490,9 @@ mod tests {
         assert_eq!(LinkType::from_name("LINKTYPE_LINUX_SLL2"), Some(LinkType::LINUX_SLL2));
         assert_eq!(LinkType::from_name("IPMB_LINUX").map(LinkType::number), Some(209));
         assert_eq!(LinkType::from_name("1"), None);
+        assert_eq!(LinkType::parse("12"), Some(LinkType::RAW));
+        assert_eq!(LinkType::parse("dlt_raw"), Some(LinkType::RAW));
+        assert_eq!(LinkType::parse("101"), None);
         assert_eq!(LinkType::EN10MB.to_string(), "EN10MB");
         assert_eq!(LinkType::new(4000).to_string(), "DLT 4000");
         assert_eq!(LinkType::IEEE802.description(), Some("Token ring"));

@@ -1,5 +1,5 @@
-//! `sift inject` argument checks that need no privileges (the sending itself is tested in
-//! `live.rs`, inside network namespaces).
+//! `sift inject` argument checks that need no privileges, refused with tcpdump's status for bad
+//! arguments, 1 (the sending itself is tested in `live.rs`, inside network namespaces).
 
 use std::process::Command;
 
@@ -18,14 +18,14 @@ fn rate_must_be_positive_and_excludes_topspeed() {
     }
     let (code, err) =
         sift(&["inject", "-i", "lo", "-r", "/dev/null", "--rate", "10", "--topspeed"]);
-    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
 }
 
 #[test]
 fn interface_and_file_are_required() {
     let (code, err) = sift(&["inject", "-r", "/dev/null"]);
-    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     let (code, err) = sift(&["inject", "-i", "lo"]);
-    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(code, Some(1), "{err}");
 }

@@ -11,6 +11,9 @@ mod copy;
 mod diff;
 /// `sift -r X -w A EXPR` against tcpdump, on samples and generated captures.
 mod filter;
+/// tcpdump's command-line habits, flags, local time, exit statuses; output errors, bounded
+/// text reads, filter files with any byte in comments.
+mod habits;
 /// `sift inject` argument checks that need no privileges.
 mod inject;
 /// Several inputs merged by time against mergecap; `--count` against tcpdump.

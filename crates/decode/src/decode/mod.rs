@@ -29,9 +29,30 @@ pub use layers::*;
 use crate::out::{be16, u8_at};
 use sift_wire::LinkType;
 
+/// tcpdump's `-T TYPE`: transport payloads read as one protocol instead of by port. Every UDP
+/// payload is read as it; TCP payloads are read as DNS for `Domain`, and not at all otherwise
+/// (as tcpdump, which then prints no HTTP or SSH line either).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketType {
+    /// `-T domain`: DNS.
+    Domain,
+    /// `-T vxlan`: VXLAN.
+    Vxlan,
+}
+
 /// Decodes one packet of the given link type. `wire_len` is the length on the wire (may
 /// exceed `data.len()`).
 pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
+    decode_with(link_type, data, wire_len, None)
+}
+
+/// [`decode`], with transport payloads read as `packet_type` when given.
+pub fn decode_with(
+    link_type: LinkType,
+    data: &[u8],
+    wire_len: u32,
+    packet_type: Option<PacketType>,
+) -> Decoded<'_> {
     let empty = Layer::Payload { data: &[], len: 0 };
     let mut d = Decoded {
         layers: [empty; MAX_LAYERS],
@@ -42,7 +63,7 @@ pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
         wire_len,
     };
     let wire = wire_len.max(data.len() as u32);
-    let mut cx = Cx { d: &mut d };
+    let mut cx = Cx { d: &mut d, packet_type };
     let link_len = match link_type {
         LinkType::EN10MB => cx.ether(data, wire),
         LinkType::LINUX_SLL => cx.sll(data, wire),
@@ -72,6 +93,8 @@ pub fn decode(link_type: LinkType, data: &[u8], wire_len: u32) -> Decoded<'_> {
 /// The decoding context: the list being filled.
 struct Cx<'d, 'a> {
     d: &'d mut Decoded<'a>,
+    /// `-T`: how transport payloads are read, instead of by port.
+    packet_type: Option<PacketType>,
 }
 
 /// `len` less `n`, not below 0.

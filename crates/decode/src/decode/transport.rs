@@ -7,7 +7,7 @@ use sift_wire::tcp::{self, TcpPacket};
 use sift_wire::udp::{self, UdpPacket};
 use sift_wire::{geneve, vxlan};
 
-use super::{Cx, Dns, Icmp, Layer, Proto, Sctp, Tcp, Udp};
+use super::{Cx, Dns, Icmp, Layer, PacketType, Proto, Sctp, Tcp, Udp};
 
 /// The port that carries DNS (over UDP, and over TCP with a length prefix).
 const DNS_PORT: u16 = 53;
@@ -46,7 +46,11 @@ impl<'a> Cx<'_, 'a> {
         if blen == 0 {
             return;
         }
-        if (t.sport == DNS_PORT || t.dport == DNS_PORT) && body.len() >= 2 {
+        let dns = match self.packet_type {
+            Some(forced) => forced == PacketType::Domain,
+            None => t.sport == DNS_PORT || t.dport == DNS_PORT,
+        };
+        if dns && body.len() >= 2 {
             self.dns(&body[2..], blen.saturating_sub(2), true);
         } else {
             self.payload(body, blen);
@@ -75,7 +79,12 @@ impl<'a> Cx<'_, 'a> {
         }
         let blen = (u32::from(u.ulen) - h as u32).min(len - h as u32);
         let body = &data[h..(h + blen as usize).min(data.len())];
-        if u.sport == DNS_PORT || u.dport == DNS_PORT {
+        if let Some(forced) = self.packet_type {
+            match forced {
+                PacketType::Domain => self.dns(body, blen, false),
+                PacketType::Vxlan => self.vxlan(body, blen),
+            }
+        } else if u.sport == DNS_PORT || u.dport == DNS_PORT {
             self.dns(body, blen, false);
         } else if u.dport == vxlan::UDP_PORT {
             self.vxlan(body, blen);

@@ -112,7 +112,11 @@ impl<'a> Walk<'_, 'a> {
             self.out.s(")");
         }
         let whole = ip.header.len() == usize::from(ip.hlen);
-        if !cut && whole && !Ipv4Packet::new_unchecked(ip.header).verify_checksum() {
+        if !cut
+            && whole
+            && !self.o().skip_checksums
+            && !Ipv4Packet::new_unchecked(ip.header).verify_checksum()
+        {
             self.out.s(", bad cksum ");
             self.out.hex(u64::from(ip.checksum));
             self.out.s(" (->");

@@ -20,10 +20,10 @@ use std::collections::HashMap;
 use sift_pcap::{LinkType, Timestamp};
 use sift_wire::{checksum, ipproto, pppoe};
 
-use crate::decode::{self, Decoded, Dns, Ipv4, Ipv6, Layer, Proto, Unknown};
+use crate::decode::{self, Decoded, Dns, Ipv4, Ipv6, Layer, PacketType, Proto, Unknown};
 use crate::names;
 use crate::out::{Out, be16, be32, u8_at};
-use crate::time::{self, TimeFormat};
+use crate::time::{self, TimeFormat, UtcOffset};
 
 mod dns;
 mod icmp;
@@ -35,7 +35,8 @@ mod transport;
 mod tunnel;
 mod udp;
 
-/// Hex dump options (`-x`, `-xx`, `-X`, `-XX`).
+/// The packet's bytes after its line (`-x`, `-xx`, `-X`, `-XX`, `-A`, `-AA`; as in tcpdump,
+/// `-X` wins over `-x`, which wins over `-A`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HexDump {
     /// None.
@@ -49,10 +50,15 @@ pub enum HexDump {
     HexAscii,
     /// `-XX`: hex and ASCII of the whole packet.
     HexAsciiLink,
+    /// `-A`: the packet after the link-layer header as text.
+    Ascii,
+    /// `-AA`: the whole packet as text.
+    AsciiLink,
 }
 
-/// Printing options, named after tcpdump's flags. Names are always numeric (`-n`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Printing options, named after tcpdump's flags. Names are always numeric (`-n`). (Not
+/// comparable: [`Options::zone`] is a function.)
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
     /// `-e`: print the link-layer header.
     pub link_header: bool,
@@ -68,6 +74,14 @@ pub struct Options {
     pub verbose: u8,
     /// `-S`: absolute TCP sequence numbers.
     pub absolute_seq: bool,
+    /// `-#`: each line starts with the packet's number.
+    pub number: bool,
+    /// `-K`: do not verify IP, TCP and UDP checksums (and print nothing about them).
+    pub skip_checksums: bool,
+    /// `-T TYPE`: transport payloads read as this protocol rather than by port.
+    pub packet_type: Option<PacketType>,
+    /// The local time zone's offset for the default and `-tttt` formats; `None`: UTC.
+    pub zone: Option<UtcOffset>,
 }
 
 /// A fast hasher for the conversation table (keys come from the capture being printed, as in
@@ -109,6 +123,8 @@ struct ConvSeq {
 #[derive(Default)]
 pub struct Printer {
     opts: Options,
+    /// Packets printed so far (`-#`).
+    printed: u64,
     prev: Option<Timestamp>,
     first: Option<Timestamp>,
     tcp: ConvMap,
@@ -159,7 +175,7 @@ impl Printer {
         wire_len: u32,
         data: &[u8],
     ) {
-        let d = decode::decode(link_type, data, wire_len);
+        let d = decode::decode_with(link_type, data, wire_len, self.opts.packet_type);
         self.print_decoded(out, ts, &d);
     }
 
@@ -168,8 +184,19 @@ impl Printer {
         if self.first.is_none() {
             self.first = Some(ts);
         }
+        self.printed += 1;
+        if self.opts.number {
+            // tcpdump's "%5u  ".
+            let n = self.printed.to_string();
+            for _ in n.len()..5 {
+                out.push(b' ');
+            }
+            out.s(&n);
+            out.s("  ");
+        }
         if self.opts.time != TimeFormat::None {
-            time::write(out, self.opts.time, ts, self.prev, self.first, self.opts.nano);
+            let (prev, first, nano, zone) = (self.prev, self.first, self.opts.nano, self.opts.zone);
+            time::write(out, self.opts.time, ts, prev, first, nano, zone);
             out.push(b' ');
         }
         self.prev = Some(ts);
@@ -203,13 +230,17 @@ impl Printer {
             // After a truncated packet tcpdump has lost the link-layer header length and dumps
             // everything.
             let from = match hex {
-                HexDump::Hex | HexDump::HexAscii if !truncated => {
+                HexDump::Hex | HexDump::HexAscii | HexDump::Ascii if !truncated => {
                     d.link_header_len.min(d.data.len())
                 }
                 _ => 0,
             };
-            let ascii = matches!(hex, HexDump::HexAscii | HexDump::HexAsciiLink);
-            hex_dump(out, &d.data[from..], ascii);
+            match hex {
+                // tcpdump prints nothing for -A when nothing follows the link-layer header.
+                HexDump::Ascii if from == d.data.len() => {}
+                HexDump::Ascii | HexDump::AsciiLink => ascii_dump(out, &d.data[from..]),
+                _ => hex_dump(out, &d.data[from..], hex != HexDump::Hex && hex != HexDump::HexLink),
+            }
         }
         out.push(b'\n');
     }
@@ -241,6 +272,25 @@ enum OptEnd {
     Cut,
     /// An option's type or length byte was not captured.
     Gone,
+}
+
+/// tcpdump's `ascii_print` (`-A`): a newline, then the bytes as text, with `.` for what is not
+/// printable (tabs, spaces and newlines are kept) and carriage returns dropped before a
+/// newline or at the end.
+pub(crate) fn ascii_dump(out: &mut Vec<u8>, data: &[u8]) {
+    out.push(b'\n');
+    for (i, &b) in data.iter().enumerate() {
+        if b == b'\r' {
+            // tcpdump looks at what follows only while at least two bytes remain.
+            if data.len() - i > 2 && data[i + 1] != b'\n' {
+                out.push(b'.');
+            }
+        } else if b.is_ascii_graphic() || matches!(b, b'\t' | b' ' | b'\n') {
+            out.push(b);
+        } else {
+            out.push(b'.');
+        }
+    }
 }
 
 /// tcpdump's `hex_and_ascii_print` / `hex_print` layout: 16 bytes per line, `\n\t0xOFFS:  `.
@@ -385,7 +435,7 @@ impl<'a> Walk<'_, 'a> {
             Layer::Gre(g) => self.gre(i, g),
             Layer::Vxlan(v) => {
                 self.out.s("VXLAN, flags [");
-                self.out.s(if v.flags & 0x08 != 0 { "I" } else { "." });
+                self.out.s(if v.flags & 0x08 != 0 { "I" } else { "invalid" });
                 self.out.s("] (0x");
                 self.out.hex_width(u64::from(v.flags), 2);
                 self.out.s("), vni ");

@@ -138,6 +138,10 @@ impl<'a> Walk<'_, 'a> {
             }
             _ => &[][..],
         };
+        if self.o().packet_type.is_some() {
+            // tcpdump's -T: no dissection by port.
+            return;
+        }
         let port = |p: u16| t.sport == p || t.dport == p;
         if port(22) {
             if let Some(line) = ssh_banner(body, dlen as usize) {

@@ -27,7 +27,9 @@ impl<'a> Walk<'_, 'a> {
         let length = (length - 8).min(ulen);
         self.endpoints(ip, direct, ports);
         let fragmented = self.fragmented(i);
-        if self.o().verbose > 0 && !fragmented {
+        // tcpdump's -T hands the payload over before the checksum is looked at.
+        let checked = !self.o().skip_checksums && self.o().packet_type.is_none();
+        if self.o().verbose > 0 && !fragmented && checked {
             let v6 = matches!(ip, IpRef::V6(_));
             if v6 || self.o().verbose > 1 {
                 if !v6 && u.checksum == 0 {

@@ -198,6 +198,16 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Writes out what is buffered, so that a reader of the file sees every packet written
+    /// so far (tcpdump's `-U`, and SIGUSR2 during a live capture).
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        match &mut self.kind {
+            Kind::Pcap { writer, .. } => writer.flush()?,
+            Kind::Pcapng { writer, .. } => writer.flush()?,
+        }
+        Ok(())
+    }
+
     /// The pcap writer underneath, for [`crate::parallel::copy`]; `None` for pcapng.
     pub fn pcap_writer(&mut self) -> Option<&mut PcapWriter<W>> {
         match &mut self.kind {

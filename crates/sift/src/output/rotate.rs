@@ -167,6 +167,16 @@ impl Rotating {
         Ok(())
     }
 
+    /// Writes out what is buffered for the current file (tcpdump's `-U`, and SIGUSR2).
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        match self.current.as_mut() {
+            Some(FileSink::Pcap(w)) => w.flush()?,
+            Some(FileSink::Pcapng(w)) => w.flush()?,
+            None => {}
+        }
+        Ok(())
+    }
+
     /// Ends the current file (pcapng: with `stats` in its statistics block) and flushes it.
     pub fn close(&mut self, stats: Option<InterfaceStats>) -> Result<(), OutputError> {
         match self.current.take() {
