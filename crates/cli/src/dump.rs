@@ -328,6 +328,16 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
         );
     }
     let inputs = inputs(&args.read)?;
+    if let Some(out) = &args.write {
+        for input in &inputs {
+            if sift_pcap::same_file(input, out).unwrap_or(false) {
+                bail!(
+                    "{}: the output is the input file (-r and -w name the same file);                      nothing was written",
+                    out.display()
+                );
+            }
+        }
+    }
     let mut source = Source::open(&inputs)?;
     let precision = args.precision();
     errln!("{}", source.describe());
@@ -405,7 +415,18 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
     }
     let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
     let engine = filter.as_ref().map(Filter::engine_name);
-    conclude(&args, engine, read, copied, &source.clipped(), outcome, finished, filter_failed)
+    let skipped = source.skipped_damage();
+    let warnings = Warnings { clipped: &source.clipped(), skipped: &skipped };
+    conclude(&args, engine, read, copied, warnings, outcome, finished, filter_failed)
+}
+
+/// What the readers changed or skipped, for the warnings at the end of a run.
+#[derive(Clone, Copy)]
+struct Warnings<'a> {
+    /// Records cut to the snapshot length, per input.
+    clipped: &'a [(String, sift_pcap::ClippedRecords)],
+    /// Damaged blocks skipped where libpcap reads on, per input.
+    skipped: &'a [(String, sift_pcap::SkippedDamage)],
 }
 
 /// The end of a run, sequential or parallel: warnings, the count or summary, and the exit
@@ -417,12 +438,21 @@ fn conclude(
     engine: Option<&str>,
     read: u64,
     copied: u64,
-    clipped: &[(String, sift_pcap::ClippedRecords)],
+    warnings: Warnings<'_>,
     outcome: anyhow::Result<()>,
     finished: anyhow::Result<()>,
     filter_failed: bool,
 ) -> anyhow::Result<ExitCode> {
-    for (shown, clipped) in clipped {
+    for (shown, skipped) in warnings.skipped {
+        if let Some(first) = skipped.first_offset {
+            errln!(
+                "sift: warning: {shown}: {} damaged block(s) skipped (first at byte {first}), \
+                 as libpcap skips them",
+                skipped.count
+            );
+        }
+    }
+    for (shown, clipped) in warnings.clipped {
         if let Some(first) = clipped.first_offset {
             errln!(
                 "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
@@ -495,8 +525,9 @@ fn run_parallel(
         Some(Sink { file: None, print: None, .. }) => return Ok(None),
     };
     progress.clear();
+    let cut = outcome.as_ref().err().and_then(|e| e.input_shrank());
     let outcome = outcome.map_err(|e| {
-        let output = matches!(e, sift::parallel::ParallelError::Output(_));
+        let output = matches!(e, sift::parallel::ParallelError::Output(_)) && cut.is_none();
         let e = anyhow::Error::new(e);
         match (&sink, output) {
             (Some(Sink { file: Some(f), .. }), true) => e.context(f.shown.clone()),
@@ -505,8 +536,20 @@ fn run_parallel(
         }
     });
     let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
+    // The input shrank under the copy: what was written after the last record known to be the
+    // input's real bytes goes (a regular file only; a pipe has been read already).
+    if let (Some(complete), Some(path)) = (cut, args.write.as_ref().filter(|p| *p != "-")) {
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(complete))
+                .with_context(|| path.display().to_string())?;
+        }
+    }
     let clipped = vec![(shown, totals.clipped)];
-    Ok(Some(conclude(args, engine, totals.read, totals.kept, &clipped, outcome, finished, false)))
+    let warnings = Warnings { clipped: &clipped, skipped: &[] };
+    Ok(Some(conclude(args, engine, totals.read, totals.kept, warnings, outcome, finished, false)))
 }
 
 /// The printer the options ask for (`-T` was checked by [`check_printing`]).

@@ -169,6 +169,16 @@ impl Source {
         inputs.iter().map(|i| (i.shown.clone(), i.reader.clipped_records())).collect()
     }
 
+    /// Per input, the damaged blocks the reader skipped where libpcap reads on (pcapng statistics
+    /// blocks and the like: [`sift_pcap::SkippedDamage`]), for a warning.
+    pub fn skipped_damage(&self) -> Vec<(String, sift_pcap::SkippedDamage)> {
+        let inputs = match &self.inner {
+            Inner::One(input) => std::slice::from_ref(input),
+            Inner::Merged(merge) => &merge.inputs[..],
+        };
+        inputs.iter().map(|i| (i.shown.clone(), i.reader.skipped_damage())).collect()
+    }
+
     /// Bytes consumed so far and in all (0 when unknown, as for a pipe), for progress displays.
     pub fn progress(&self) -> (u64, u64) {
         match &self.inner {
@@ -205,7 +215,8 @@ impl Source {
                 "{file}, link-type {} ({}), snapshot length {}",
                 first.link_type,
                 first.link_type.description().unwrap_or("unknown"),
-                first.snaplen
+                // pcapng's 0 ("no limit") is libpcap's largest, as tcpdump shows it.
+                crate::filter::snaplen_or_max(first.snaplen)
             ),
             None => format!("{file}, pcapng"),
         }

@@ -56,6 +56,23 @@ pub enum ParallelError {
     WorkerEnded,
 }
 
+impl ParallelError {
+    /// When the input shrank while its records were being copied from it: how long the output
+    /// is up to the last record known to hold the input's real bytes. A regular-file output
+    /// should be cut back to that length once the writer is finished (everything before it was
+    /// written; see [`sift_pcap::PcapWriter::write_pieces_from`]). The error itself is the
+    /// input's, located in the input.
+    pub fn input_shrank(&self) -> Option<u64> {
+        match self {
+            ParallelError::Output(OutputError::Write(sift_pcap::WriteError::Input {
+                complete,
+                ..
+            })) => Some(*complete),
+            _ => None,
+        }
+    }
+}
+
 /// What a run read and kept.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Totals {

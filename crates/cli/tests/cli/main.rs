@@ -5,6 +5,8 @@
 
 /// `sift bpf …` (check, run, asm, disasm) and `sift bench` on files.
 mod bpf;
+/// An input truncated while it is read, or named as the output too.
+mod changed_input;
 /// `sift -r IN -w OUT` against tcpdump, editcap, capinfos and tshark; damaged inputs.
 mod copy;
 /// `sift diff` over the libpcap corpus's expressions.
