@@ -538,14 +538,14 @@ fn run_parallel(
     let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
     // The input shrank under the copy: what was written after the last record known to be the
     // input's real bytes goes (a regular file only; a pipe has been read already).
-    if let (Some(complete), Some(path)) = (cut, args.write.as_ref().filter(|p| *p != "-")) {
-        if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(|f| f.set_len(complete))
-                .with_context(|| path.display().to_string())?;
-        }
+    if let (Some(complete), Some(path)) = (cut, args.write.as_ref().filter(|p| *p != "-"))
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(complete))
+            .with_context(|| path.display().to_string())?;
     }
     let clipped = vec![(shown, totals.clipped)];
     let warnings = Warnings { clipped: &clipped, skipped: &[] };
