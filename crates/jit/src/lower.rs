@@ -14,17 +14,46 @@
 //! classic instruction and one for the shared "return 0" exit. The assembler sizes the jumps
 //! (rel8 where they reach, rel32 otherwise, to a fixed point). Which machine registers hold A,
 //! X and the rest is a [`Regs`] parameter.
+//!
+//! The same program lowers to two functions ([`Form`]): the single-packet one, whose `ret`s
+//! return, and the batch one, a loop over [`PacketRef`] descriptors whose `ret`s store the
+//! value into the packet's result slot and go on with the next descriptor. The batch loop
+//! loads each packet's address and lengths from its descriptor into the registers the single
+//! form gets them in, so the program's code is the same in both; before that it issues a
+//! `prefetcht0` for the packet some descriptors ahead (clamped to the last descriptor, so it
+//! never reads past the array), which hides most of the memory latency on a capture larger
+//! than the caches.
 
 use sift_insn::{Insn, Opcode, code};
 use sift_verify::Validated;
+use sift_vm::PacketRef;
 use sift_x86::{AluOp, AsmError, Assembler, Cond, Label, Mem, Reg, Scale, ShiftOp, Size};
 
+use crate::Prefetch;
 use crate::regs::Regs;
 
 /// The generated code.
 pub(crate) struct Lowered {
     pub code: Vec<u8>,
 }
+
+/// Which function to generate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// `(packet, captured length, wire length) -> value` (System V: `rdi`, `rsi`, `edx`).
+    Single,
+    /// `(descriptors, count, results)`: for each of `count` [`PacketRef`]s from `descriptors`,
+    /// the program's value into `results[i]` (`u32`s).
+    Batch(Prefetch),
+}
+
+/// The descriptor layout, as displacements.
+const DESC_SIZE: i32 = PacketRef::SIZE as i32;
+const DESC_ADDR: i32 = PacketRef::ADDR_OFFSET as i32;
+const DESC_CAPLEN: i32 = PacketRef::CAPLEN_OFFSET as i32;
+const DESC_WIRE_LEN: i32 = PacketRef::WIRE_LEN_OFFSET as i32;
+/// The farthest prefetch distance taken (keeps the displacement in 32 bits).
+const MAX_DISTANCE: u32 = 1 << 16;
 
 /// A length no packet has: "every path from here returns 0".
 const NEVER: u64 = u64::MAX;
@@ -108,21 +137,37 @@ const Q: Size = Size::Qword;
 /// The scratch memory M[0..16]: 16 words at `[rsp]`.
 const FRAME: i32 = 64;
 
-/// Lowers `prog` with register assignment `regs`. Every classic opcode is supported; the
-/// result is position-independent. Errs only if the assembler refuses an instruction, which
-/// no program and no valid [`Regs`] causes.
-pub(crate) fn lower(prog: &Validated, regs: &Regs) -> Result<Lowered, AsmError> {
+/// Lowers `prog` with register assignment `regs` into the function `form`. Every classic
+/// opcode is supported; the result is position-independent. Errs only if the assembler
+/// refuses an instruction, which no program and no valid [`Regs`] causes.
+pub(crate) fn lower(prog: &Validated, regs: &Regs, form: Form) -> Result<Lowered, AsmError> {
     let insns = prog.insns();
     let plan = plan_checks(insns);
     let frame = insns
         .iter()
         .any(|i| matches!(i.opcode(), Opcode::LdMem | Opcode::LdxMem | Opcode::St | Opcode::Stx));
-    let mut asm = Assembler::with_capacity(insns.len() * 8 + 32);
+    let mut asm = Assembler::with_capacity(insns.len() * 8 + 64);
     let labels = (0..insns.len()).map(|_| asm.new_label()).collect();
     let reject = asm.new_label();
-    let saved = regs.all().into_iter().filter(|r| !r.is_caller_saved()).collect();
-    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved };
-    l.prologue()?;
+    let batch = match form {
+        Form::Single => None,
+        Form::Batch(prefetch) => Some(BatchLoop {
+            top: asm.new_label(),
+            next: asm.new_label(),
+            done: asm.new_label(),
+            prefetch,
+        }),
+    };
+    let mut used: Vec<Reg> = regs.all().to_vec();
+    if batch.is_some() {
+        used.extend([regs.cursor(), regs.end(), regs.out()]);
+    }
+    let saved = used.into_iter().filter(|r| !r.is_caller_saved()).collect();
+    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved, batch };
+    match l.batch {
+        None => l.prologue()?,
+        Some(b) => l.batch_prologue(b)?,
+    }
     for (i, insn) in insns.iter().enumerate() {
         l.asm.bind(l.labels[i])?;
         match plan[i] {
@@ -139,8 +184,23 @@ pub(crate) fn lower(prog: &Validated, regs: &Regs) -> Result<Lowered, AsmError> 
         l.insn(insn, i)?;
     }
     l.asm.bind(l.reject)?;
-    l.ret_k(0)?;
+    match l.batch {
+        None => l.ret_k(0)?,
+        Some(b) => l.batch_epilogue(b)?,
+    }
     Ok(Lowered { code: l.asm.finish()?.code })
+}
+
+/// The batch loop's labels and prefetch settings.
+#[derive(Clone, Copy, Debug)]
+struct BatchLoop {
+    /// The start of one packet's run.
+    top: Label,
+    /// Where a run goes once its value is stored: the next descriptor.
+    next: Label,
+    /// The epilogue.
+    done: Label,
+    prefetch: Prefetch,
 }
 
 /// The state of one lowering.
@@ -155,6 +215,8 @@ struct Lowering {
     frame: bool,
     /// Callee-saved registers in the assignment, pushed on entry and popped on exit.
     saved: Vec<Reg>,
+    /// The batch loop, when generating the batch function.
+    batch: Option<BatchLoop>,
 }
 
 impl Lowering {
@@ -187,31 +249,94 @@ impl Lowering {
             self.zero(a)?;
             self.zero(x)?;
         }
-        self.move_args()?;
+        self.move_args(vec![
+            (self.r.packet(), Reg::Rdi, Q),
+            (self.r.caplen(), Reg::Rsi, Q),
+            (self.r.wirelen(), Reg::Rdx, D),
+        ])?;
         if !zero_first {
             self.zero(a)?;
             self.zero(x)?;
         }
         if self.frame {
-            let s = self.r.scratch(0);
             self.asm.sub(Q, Reg::Rsp, FRAME)?;
-            self.zero(s)?;
-            for j in 0..FRAME / 8 {
-                self.asm.mov(Q, Mem::base(Reg::Rsp).disp(8 * j), s)?;
-            }
+            self.zero_memory()?;
         }
         Ok(())
     }
 
-    /// Moves the three arguments into their registers at once (a parallel move): a move whose
-    /// destination no other move still reads goes first; when none is left, the rest are
-    /// cycles, and an `xchg` puts one value in place.
-    fn move_args(&mut self) -> Result<(), AsmError> {
-        let mut moves = vec![
-            (self.r.packet(), Reg::Rdi, Q),
-            (self.r.caplen(), Reg::Rsi, Q),
-            (self.r.wirelen(), Reg::Rdx, D),
-        ];
+    /// Zeroes M[] (the frame at `rsp`).
+    fn zero_memory(&mut self) -> Result<(), AsmError> {
+        let s = self.r.scratch(0);
+        self.zero(s)?;
+        for j in 0..FRAME / 8 {
+            self.asm.mov(Q, Mem::base(Reg::Rsp).disp(8 * j), s)?;
+        }
+        Ok(())
+    }
+
+    /// The batch function's entry (System V: descriptors in `rdi`, their count in `rsi`, the
+    /// results in `rdx`): saves callee-saved registers, makes the M[] frame, sets up the loop
+    /// registers, returns at once for an empty batch; then the loop's head, which prefetches
+    /// the packet `distance` descriptors ahead (the last one near the end) and loads the
+    /// current packet's address and lengths and zeroes A, X and M[] as the single form's
+    /// prologue does.
+    fn batch_prologue(&mut self, b: BatchLoop) -> Result<(), AsmError> {
+        for i in 0..self.saved.len() {
+            self.asm.push(self.saved[i])?;
+        }
+        if self.frame {
+            self.asm.sub(Q, Reg::Rsp, FRAME)?;
+        }
+        let (cursor, end, out) = (self.r.cursor(), self.r.end(), self.r.out());
+        self.move_args(vec![(cursor, Reg::Rdi, Q), (end, Reg::Rsi, Q), (out, Reg::Rdx, Q)])?;
+        self.asm.imul_imm(Q, end, end, i64::from(DESC_SIZE))?;
+        self.asm.add(Q, end, cursor)?;
+        self.asm.cmp(Q, cursor, end)?;
+        self.asm.jcc(Cond::Ae, b.done)?;
+        self.asm.bind(b.top)?;
+        let distance = b.prefetch.distance.min(MAX_DISTANCE) as i32;
+        if distance > 0 && b.prefetch.lines > 0 {
+            let ahead = self.r.scratch(0);
+            self.asm.lea(Q, ahead, Mem::base(cursor).disp(distance * DESC_SIZE))?;
+            self.asm.cmp(Q, ahead, end)?;
+            self.asm.cmovcc(Cond::Ae, Q, ahead, cursor)?;
+            self.asm.mov(Q, ahead, Mem::base(ahead).disp(DESC_ADDR))?;
+            for line in 0..i32::from(b.prefetch.lines.min(4)) {
+                self.asm.prefetcht0(Mem::base(ahead).disp(64 * line))?;
+            }
+        }
+        self.asm.mov(Q, self.r.packet(), Mem::base(cursor).disp(DESC_ADDR))?;
+        // 32-bit loads zero the upper halves: the captured length is compared as 64 bits.
+        self.asm.mov(D, self.r.caplen(), Mem::base(cursor).disp(DESC_CAPLEN))?;
+        self.asm.mov(D, self.r.wirelen(), Mem::base(cursor).disp(DESC_WIRE_LEN))?;
+        self.zero(self.r.a())?;
+        self.zero(self.r.x())?;
+        if self.frame {
+            self.zero_memory()?;
+        }
+        Ok(())
+    }
+
+    /// The batch function's shared tail, at the reject label: store 0, then (`next`) step to
+    /// the next descriptor and result slot and loop; at the end, drop the frame, restore the
+    /// saved registers and return.
+    fn batch_epilogue(&mut self, b: BatchLoop) -> Result<(), AsmError> {
+        let (cursor, end, out) = (self.r.cursor(), self.r.end(), self.r.out());
+        self.asm.mov(D, Mem::base(out), 0)?;
+        self.asm.bind(b.next)?;
+        self.asm.add(Q, out, 4)?;
+        self.asm.add(Q, cursor, DESC_SIZE)?;
+        self.asm.cmp(Q, cursor, end)?;
+        self.asm.jcc(Cond::B, b.top)?;
+        self.asm.bind(b.done)?;
+        self.leave()
+    }
+
+    /// Moves values between registers at once (a parallel move of distinct destinations): a
+    /// move whose destination no other move still reads goes first; when none is left, the
+    /// rest are cycles, and an `xchg` puts one value in place.
+    fn move_args(&mut self, mut moves: Vec<(Reg, Reg, Size)>) -> Result<(), AsmError> {
         moves.retain(|&(dst, src, _)| dst != src);
         while !moves.is_empty() {
             let free =
@@ -245,13 +370,23 @@ impl Lowering {
         Ok(())
     }
 
+    /// `ret #k`; in the batch function, store k and go on with the next packet.
     fn ret_k(&mut self, k: u32) -> Result<(), AsmError> {
+        if let Some(b) = self.batch {
+            self.asm.mov(D, Mem::base(self.r.out()), k)?;
+            return self.asm.jmp(b.next);
+        }
         self.set(Reg::Rax, k)?;
         self.leave()
     }
 
+    /// `ret a`; in the batch function, store A and go on with the next packet.
     fn ret_a(&mut self) -> Result<(), AsmError> {
         let a = self.r.a();
+        if let Some(b) = self.batch {
+            self.asm.mov(D, Mem::base(self.r.out()), a)?;
+            return self.asm.jmp(b.next);
+        }
         if a != Reg::Rax {
             self.asm.mov(D, Reg::Rax, a)?;
         }
