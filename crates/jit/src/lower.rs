@@ -277,10 +277,10 @@ impl Lowering {
 
     /// The batch function's entry (System V: descriptors in `rdi`, their count in `rsi`, the
     /// results in `rdx`): saves callee-saved registers, makes the M[] frame, sets up the loop
-    /// registers, returns at once for an empty batch; then the loop's head, which prefetches
-    /// the packet `distance` descriptors ahead (the last one near the end) and loads the
-    /// current packet's address and lengths and zeroes A, X and M[] as the single form's
-    /// prologue does.
+    /// registers, returns at once for an empty batch, prefetches the first `distance` packets;
+    /// then the loop's head, which prefetches the packet `distance` descriptors ahead (the
+    /// last one near the end), loads the current packet's address and lengths and zeroes A,
+    /// X and M[] as the single form's prologue does.
     fn batch_prologue(&mut self, b: BatchLoop) -> Result<(), AsmError> {
         for i in 0..self.saved.len() {
             self.asm.push(self.saved[i])?;
@@ -294,15 +294,35 @@ impl Lowering {
         self.asm.add(Q, end, cursor)?;
         self.asm.cmp(Q, cursor, end)?;
         self.asm.jcc(Cond::Ae, b.done)?;
-        self.asm.bind(b.top)?;
         let distance = b.prefetch.distance.min(MAX_DISTANCE) as i32;
-        if distance > 0 && b.prefetch.lines > 0 {
+        let lines = i32::from(b.prefetch.lines.min(4));
+        let prefetch = distance > 0 && lines > 0;
+        if prefetch {
+            // The packets the loop will not prefetch (the first `distance`), all at once, so
+            // that their misses overlap instead of each waiting for its turn.
+            let (at, limit, addr) = (self.r.scratch(0), self.r.scratch(1), self.r.scratch(2));
+            let warm = self.asm.new_label();
+            self.asm.mov(Q, at, cursor)?;
+            self.asm.lea(Q, limit, Mem::base(cursor).disp(distance * DESC_SIZE))?;
+            self.asm.cmp(Q, limit, end)?;
+            self.asm.cmovcc(Cond::A, Q, limit, end)?;
+            self.asm.bind(warm)?;
+            self.asm.mov(Q, addr, Mem::base(at).disp(DESC_ADDR))?;
+            for line in 0..lines {
+                self.asm.prefetcht0(Mem::base(addr).disp(64 * line))?;
+            }
+            self.asm.add(Q, at, DESC_SIZE)?;
+            self.asm.cmp(Q, at, limit)?;
+            self.asm.jcc(Cond::B, warm)?;
+        }
+        self.asm.bind(b.top)?;
+        if prefetch {
             let ahead = self.r.scratch(0);
             self.asm.lea(Q, ahead, Mem::base(cursor).disp(distance * DESC_SIZE))?;
             self.asm.cmp(Q, ahead, end)?;
             self.asm.cmovcc(Cond::Ae, Q, ahead, cursor)?;
             self.asm.mov(Q, ahead, Mem::base(ahead).disp(DESC_ADDR))?;
-            for line in 0..i32::from(b.prefetch.lines.min(4)) {
+            for line in 0..lines {
                 self.asm.prefetcht0(Mem::base(ahead).disp(64 * line))?;
             }
         }
@@ -436,19 +456,29 @@ impl Lowering {
     }
 
     /// `ld [x + k]`: the 64-bit offset `x + k` (no 32-bit wrap), checked against the captured
-    /// length, then the load.
+    /// length, then the load. When `k + size` fits a displacement (any offset a packet can
+    /// reach), `k` rides in the addresses instead of being added first.
     fn load_indirect(&mut self, k: u32, size: u8) -> Result<(), AsmError> {
         let (off, addend, end) = (self.r.scratch(0), self.r.scratch(1), self.r.scratch(2));
         // A 32-bit move zero-extends.
         self.asm.mov(D, off, self.r.x())?;
-        if k != 0 {
-            self.asm.mov(D, addend, k)?;
-            self.asm.add(Q, off, addend)?;
+        let packet = Mem::base(self.r.packet()).index(off, Scale::X1);
+        match (i32::try_from(k), i32::try_from(u64::from(k) + u64::from(size))) {
+            (Ok(disp), Ok(reach)) => {
+                self.asm.lea(Q, end, Mem::base(off).disp(reach))?;
+                self.asm.cmp(Q, self.r.caplen(), end)?;
+                self.asm.jcc(Cond::B, self.reject)?;
+                self.load_a(packet.disp(disp), size)
+            }
+            _ => {
+                self.asm.mov(D, addend, k)?;
+                self.asm.add(Q, off, addend)?;
+                self.asm.lea(Q, end, Mem::base(off).disp(i32::from(size)))?;
+                self.asm.cmp(Q, self.r.caplen(), end)?;
+                self.asm.jcc(Cond::B, self.reject)?;
+                self.load_a(packet, size)
+            }
         }
-        self.asm.lea(Q, end, Mem::base(off).disp(i32::from(size)))?;
-        self.asm.cmp(Q, self.r.caplen(), end)?;
-        self.asm.jcc(Cond::B, self.reject)?;
-        self.load_a(Mem::base(self.r.packet()).index(off, Scale::X1), size)
     }
 
     /// `ldx 4*([k]&0xf)`
