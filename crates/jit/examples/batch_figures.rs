@@ -308,16 +308,17 @@ fn tune_all(lib: &Libpcap, pk: &Packets, refs: &[PacketRef<'_>], rounds: usize) 
         }
         for (distance, lines) in [
             (0, 0),
-            (2, 1),
             (4, 1),
             (8, 1),
-            (12, 1),
             (16, 1),
             (24, 1),
             (32, 1),
-            (64, 1),
+            (48, 1),
             (8, 2),
             (16, 2),
+            (24, 2),
+            (32, 2),
+            (24, 3),
         ] {
             let jit = JitFilter::compile_with_prefetch(&v, Prefetch { distance, lines }).unwrap();
             names.push(format!("jit batch 256, prefetch {distance} ahead x{lines} lines"));

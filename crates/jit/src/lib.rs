@@ -66,7 +66,9 @@ pub enum JitError {
 pub struct Prefetch {
     /// How many descriptors ahead of the current one (0: no prefetch).
     pub distance: u32,
-    /// How many consecutive cache lines of that packet, from its first byte (at most 4).
+    /// How many cache lines of that packet (at most 4): those holding the bytes the program's
+    /// loads read, from the first (usually the EtherType at 12, not the packet's first byte)
+    /// towards the last.
     pub lines: u8,
 }
 

@@ -155,7 +155,8 @@ pub(crate) fn lower(prog: &Validated, regs: &Regs, form: Form) -> Result<Lowered
             top: asm.new_label(),
             next: asm.new_label(),
             done: asm.new_label(),
-            prefetch,
+            distance: prefetch.distance.min(MAX_DISTANCE) as i32,
+            offsets: prefetch_offsets(insns, prefetch.lines),
         }),
     };
     let mut used: Vec<Reg> = regs.all().to_vec();
@@ -200,7 +201,40 @@ struct BatchLoop {
     next: Label,
     /// The epilogue.
     done: Label,
-    prefetch: Prefetch,
+    /// How many descriptors ahead to prefetch (0: none).
+    distance: i32,
+    /// Which bytes of a packet to prefetch the cache lines of (at most four; `None`: unused).
+    offsets: [Option<i32>; 4],
+}
+
+/// Offsets whose cache lines hold the bytes the program reads, at most `lines` of them: the
+/// first byte its loads read, then every 64 bytes up to the last (its absolute loads, and its
+/// `[x + k]` loads as if X were 20, an IPv4 header without options: a guess, and only a hint).
+/// Loads at 4096 or beyond (ancillary data, or past any header) are left out.
+fn prefetch_offsets(insns: &[Insn], lines: u8) -> [Option<i32>; 4] {
+    const GUESSED_X: u32 = 20;
+    const FAR: u32 = 4096;
+    let reads = insns.iter().filter_map(|i| {
+        let (at, size) = match i.opcode() {
+            Opcode::LdAbsW | Opcode::LdAbsH | Opcode::LdAbsB => (i.k, size_of(i.code)),
+            Opcode::LdxMsh => (i.k, 1),
+            Opcode::LdIndW | Opcode::LdIndH | Opcode::LdIndB => {
+                (i.k.checked_add(GUESSED_X)?, size_of(i.code))
+            }
+            _ => return None,
+        };
+        (at < FAR).then(|| (at as i32, at as i32 + i32::from(size) - 1))
+    });
+    let (first, last) = reads.fold((i32::MAX, 0), |(f, l), (a, b)| (f.min(a), l.max(b)));
+    let first = if first == i32::MAX { 0 } else { first };
+    let mut out = [None; 4];
+    for j in 0..usize::from(lines.min(4)) {
+        let at = if j == 0 { first } else { (first + 64 * j as i32).min(last.max(first)) };
+        if !out[..j].contains(&Some(at)) {
+            out[j] = Some(at);
+        }
+    }
+    out
 }
 
 /// The state of one lowering.
@@ -294,9 +328,9 @@ impl Lowering {
         self.asm.add(Q, end, cursor)?;
         self.asm.cmp(Q, cursor, end)?;
         self.asm.jcc(Cond::Ae, b.done)?;
-        let distance = b.prefetch.distance.min(MAX_DISTANCE) as i32;
-        let lines = i32::from(b.prefetch.lines.min(4));
-        let prefetch = distance > 0 && lines > 0;
+        let distance = b.distance;
+        let offsets: Vec<i32> = b.offsets.iter().flatten().copied().collect();
+        let prefetch = distance > 0 && !offsets.is_empty();
         if prefetch {
             // The packets the loop will not prefetch (the first `distance`), all at once, so
             // that their misses overlap instead of each waiting for its turn.
@@ -308,8 +342,8 @@ impl Lowering {
             self.asm.cmovcc(Cond::A, Q, limit, end)?;
             self.asm.bind(warm)?;
             self.asm.mov(Q, addr, Mem::base(at).disp(DESC_ADDR))?;
-            for line in 0..lines {
-                self.asm.prefetcht0(Mem::base(addr).disp(64 * line))?;
+            for &off in &offsets {
+                self.asm.prefetcht0(Mem::base(addr).disp(off))?;
             }
             self.asm.add(Q, at, DESC_SIZE)?;
             self.asm.cmp(Q, at, limit)?;
@@ -322,8 +356,8 @@ impl Lowering {
             self.asm.cmp(Q, ahead, end)?;
             self.asm.cmovcc(Cond::Ae, Q, ahead, cursor)?;
             self.asm.mov(Q, ahead, Mem::base(ahead).disp(DESC_ADDR))?;
-            for line in 0..lines {
-                self.asm.prefetcht0(Mem::base(ahead).disp(64 * line))?;
+            for &off in &offsets {
+                self.asm.prefetcht0(Mem::base(ahead).disp(off))?;
             }
         }
         self.asm.mov(Q, self.r.packet(), Mem::base(cursor).disp(DESC_ADDR))?;
@@ -669,5 +703,30 @@ fn size_of(code: u16) -> u8 {
         code::BPF_W => 4,
         code::BPF_H => 2,
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefetch_offsets;
+    use sift_insn::asm::assemble;
+
+    #[test]
+    fn prefetch_offsets_follow_the_loads() {
+        let prog = assemble(
+            "ldh [12]\njeq #0x800, v4, drop\nv4: ld [30]\nldxb 4*([14]&0xf)\nldh [x+16]\n\
+             ld [0xfffff000]\nret a\ndrop: ret #0\n",
+        )
+        .unwrap();
+        // Loads read 12..=13, 14, 30..=33 and (X guessed 20) 36..=37; the ancillary one at
+        // 0xfffff000 is left out.
+        assert_eq!(prefetch_offsets(&prog, 0), [None; 4]);
+        assert_eq!(prefetch_offsets(&prog, 1), [Some(12), None, None, None]);
+        assert_eq!(prefetch_offsets(&prog, 2), [Some(12), Some(37), None, None]);
+        assert_eq!(prefetch_offsets(&prog, 4), [Some(12), Some(37), None, None]);
+        let wide = assemble("ldb [20]\nldb [200]\nret a\n").unwrap();
+        assert_eq!(prefetch_offsets(&wide, 9), [Some(20), Some(84), Some(148), Some(200)]);
+        let none = assemble("ret #1\n").unwrap();
+        assert_eq!(prefetch_offsets(&none, 2), [Some(0), None, None, None]);
     }
 }
