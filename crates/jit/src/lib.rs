@@ -75,7 +75,7 @@ pub struct Prefetch {
 impl Prefetch {
     /// The distance and line count measured best on a 114 MB capture
     /// (`crates/jit/examples/batch_figures.rs`).
-    pub const TUNED: Prefetch = Prefetch { distance: 16, lines: 1 };
+    pub const TUNED: Prefetch = Prefetch { distance: 24, lines: 2 };
 }
 
 /// The signature of generated code: `(packet, captured length, wire length) -> return value`.

@@ -19,10 +19,13 @@
 //! return, and the batch one, a loop over [`PacketRef`] descriptors whose `ret`s store the
 //! value into the packet's result slot and go on with the next descriptor. The batch loop
 //! loads each packet's address and lengths from its descriptor into the registers the single
-//! form gets them in, so the program's code is the same in both; before that it issues a
+//! form gets them in, so the program's code is the same in both; before that it issues
 //! `prefetcht0` for the packet some descriptors ahead (clamped to the last descriptor, so it
-//! never reads past the array), which hides most of the memory latency on a capture larger
-//! than the caches.
+//! never reads past the array), on the cache lines the program's loads read
+//! ([`prefetch_offsets`]), which hides most of the memory latency on a capture larger than
+//! the caches. The packets the loop starts on without having prefetched them (the first
+//! `distance` of the batch) are prefetched together before the loop, so that their misses
+//! overlap.
 
 use sift_insn::{Insn, Opcode, code};
 use sift_verify::Validated;
