@@ -55,25 +55,52 @@ const GROUP: usize = 64;
 struct Packets {
     dlt: i32,
     snaplen: u32,
-    bytes: Vec<u8>,
+    bytes: Buffer,
     /// `(start, end, wire length)` of each packet in `bytes`.
     spans: Vec<(usize, usize, u32)>,
+}
+
+/// Where the packets are: a vector, as `sift bench` keeps them, or (`SIFT_HUGE=1`, to see
+/// what TLB misses cost) an anonymous mapping advised to use transparent huge pages.
+enum Buffer {
+    Vec(Vec<u8>),
+    Huge(memmap2::MmapMut),
+}
+
+impl std::ops::Deref for Buffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Buffer::Vec(v) => v,
+            Buffer::Huge(m) => m,
+        }
+    }
 }
 
 impl Packets {
     fn load(path: &str) -> Packets {
         let mut reader = sift_pcap::open(path.as_ref()).expect("a readable capture");
-        let mut out = Packets { dlt: 1, snaplen: 0, bytes: Vec::new(), spans: Vec::new() };
+        let mut bytes = Vec::new();
+        let mut out =
+            Packets { dlt: 1, snaplen: 0, bytes: Buffer::Vec(Vec::new()), spans: Vec::new() };
         while let Some((p, ifaces)) = reader.next_with_interfaces().expect("a valid capture") {
             if out.spans.is_empty() {
                 let iface = &ifaces[p.interface as usize];
                 out.dlt = iface.link_type.dlt();
                 out.snaplen = if iface.snaplen == 0 { 262_144 } else { iface.snaplen };
             }
-            let start = out.bytes.len();
-            out.bytes.extend_from_slice(p.data);
-            out.spans.push((start, out.bytes.len(), p.wire_len));
+            let start = bytes.len();
+            bytes.extend_from_slice(p.data);
+            out.spans.push((start, bytes.len(), p.wire_len));
         }
+        out.bytes = if std::env::var_os("SIFT_HUGE").is_some() {
+            let mut map = memmap2::MmapMut::map_anon(bytes.len().max(1)).expect("memory");
+            map.advise(memmap2::Advice::HugePage).expect("madvise");
+            map[..bytes.len()].copy_from_slice(&bytes);
+            Buffer::Huge(map)
+        } else {
+            Buffer::Vec(bytes)
+        };
         out
     }
 

@@ -17,10 +17,11 @@
 //!   `edx` (System V) and the wire length moves to `r8d` out of `div`'s way. Only
 //!   caller-saved registers are touched, so there is no register save/restore. Scratch memory
 //!   gets a 64-byte stack frame only when the program uses it.
-//! * **Batches.** Each program is lowered twice into one buffer: the single-packet function
-//!   and a batch function ([`JitFilter::run_batch`]) that loops over [`PacketRef`]
-//!   descriptors in machine code, one native call per batch, keeping its loop state in three
-//!   more registers (saved once per batch) and prefetching the packet some descriptors ahead.
+//! * **Batches.** On the first [`JitFilter::run_batch`] the program is lowered a second time,
+//!   into a batch function that loops over [`PacketRef`] descriptors in machine code, one
+//!   native call per batch, keeping its loop state in three more registers (saved once per
+//!   batch) and prefetching the packet some descriptors ahead ([`Prefetch`]). Lazily, because
+//!   it doubles the compile time, which callers of [`JitFilter::run`] alone should not pay.
 //! * **Memory** is never writable and executable at once (`sift_x86::exec`); turning it into
 //!   function pointers and calling them are this crate's only `unsafe`.
 //! * **Fallback.** [`Filter`] runs the JIT where it can and the interpreter elsewhere (other
@@ -87,22 +88,27 @@ type Entry = unsafe extern "sysv64" fn(*const u8, u64, u32) -> u32;
 #[cfg(target_arch = "x86_64")]
 type BatchEntry = unsafe extern "sysv64" fn(*const PacketRef<'_>, u64, *mut u32);
 
-/// Where the batch function starts in the code buffer: the single function, padded to 16
-/// bytes with `int3`.
-#[cfg(target_arch = "x86_64")]
-const BATCH_ALIGN: usize = 16;
-
 /// A classic BPF program compiled to native code.
 pub struct JitFilter {
-    /// The single-packet function, then the batch function at `batch_at`.
+    /// The single-packet function.
     #[cfg(target_arch = "x86_64")]
     code: ExecBuf,
     #[cfg(target_arch = "x86_64")]
-    single_len: usize,
-    #[cfg(target_arch = "x86_64")]
     entry: Entry,
+    /// The batch function, lowered on first use (it doubles the compile time, which users
+    /// of [`JitFilter::run`] alone should not pay); `None` if that failed.
     #[cfg(target_arch = "x86_64")]
-    batch_entry: BatchEntry,
+    batch: std::sync::OnceLock<Option<BatchCode>>,
+    /// What the batch function is lowered from.
+    #[cfg(target_arch = "x86_64")]
+    source: (Validated, regs::Regs, Prefetch),
+}
+
+/// The batch function and its entry.
+#[cfg(target_arch = "x86_64")]
+struct BatchCode {
+    code: ExecBuf,
+    entry: BatchEntry,
 }
 
 impl std::fmt::Debug for JitFilter {
@@ -140,14 +146,32 @@ impl JitFilter {
         regs: &regs::Regs,
         prefetch: Prefetch,
     ) -> Result<JitFilter, JitError> {
-        let mut code = lower::lower(prog, regs, lower::Form::Single)?.code;
-        let single_len = code.len();
-        code.resize(single_len.next_multiple_of(BATCH_ALIGN), 0xCC);
-        let batch_at = code.len();
-        code.extend(lower::lower(prog, regs, lower::Form::Batch(prefetch))?.code);
-        let code = ExecBuf::new(&code)?;
-        let (entry, batch_entry) = entry_points(&code, batch_at);
-        Ok(JitFilter { code, single_len, entry, batch_entry })
+        let code = ExecBuf::new(&lower::lower(prog, regs, lower::Form::Single)?.code)?;
+        let Entries::Single(entry) = entry_point(&code, lower::Form::Single) else {
+            // The single form always gives a single entry.
+            return Err(JitError::Memory(std::io::Error::other("no single-packet entry")));
+        };
+        Ok(JitFilter {
+            code,
+            entry,
+            batch: std::sync::OnceLock::new(),
+            source: (prog.clone(), *regs, prefetch),
+        })
+    }
+
+    /// The batch function, lowered and mapped on the first call.
+    #[cfg(target_arch = "x86_64")]
+    fn batch(&self) -> Option<&BatchCode> {
+        let make = || {
+            let (prog, regs, prefetch) = &self.source;
+            let form = lower::Form::Batch(*prefetch);
+            let code = ExecBuf::new(&lower::lower(prog, regs, form).ok()?.code).ok()?;
+            match entry_point(&code, form) {
+                Entries::Batch(entry) => Some(BatchCode { code, entry }),
+                Entries::Single(_) => None,
+            }
+        };
+        self.batch.get_or_init(make).as_ref()
     }
 
     /// Compiles a validated program: not available on this architecture.
@@ -182,11 +206,23 @@ impl JitFilter {
     /// Runs the filter over every packet of a batch, in one native call: `verdicts` is
     /// cleared and receives one value per packet, the value [`JitFilter::run`] gives for it;
     /// returns how many packets were accepted (non-zero values).
+    ///
+    /// The batch function is generated on the first call (as long again as
+    /// [`JitFilter::compile`]); should that fail (no executable memory), batches run one
+    /// packet at a time. Batches of a thousand packets or more keep the cost of starting
+    /// the prefetch small.
     pub fn run_batch(&self, packets: &[PacketRef<'_>], verdicts: &mut Vec<u32>) -> usize {
         verdicts.clear();
         verdicts.resize(packets.len(), 0);
         #[cfg(target_arch = "x86_64")]
-        call_batch(self.batch_entry, packets, verdicts);
+        match self.batch() {
+            Some(b) => call_batch(b.entry, packets, verdicts),
+            None => {
+                for (v, p) in verdicts.iter_mut().zip(packets) {
+                    *v = self.run(p.data(), p.wire_len());
+                }
+            }
+        }
         verdicts.iter().filter(|&&v| v != 0).count()
     }
 
@@ -194,7 +230,7 @@ impl JitFilter {
     pub fn code(&self) -> &[u8] {
         #[cfg(target_arch = "x86_64")]
         {
-            &self.code.bytes()[..self.single_len]
+            self.code.bytes()
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -202,11 +238,12 @@ impl JitFilter {
         }
     }
 
-    /// The generated machine code of the batch function.
+    /// The generated machine code of the batch function (generated now if it was not yet;
+    /// empty if that failed).
     pub fn batch_code(&self) -> &[u8] {
         #[cfg(target_arch = "x86_64")]
         {
-            &self.code.bytes()[self.single_len.next_multiple_of(BATCH_ALIGN)..]
+            self.batch().map_or(&[][..], |b| b.code.bytes())
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -215,20 +252,31 @@ impl JitFilter {
     }
 }
 
+/// The entry of a function in a code buffer, typed by its form.
+#[cfg(target_arch = "x86_64")]
+enum Entries {
+    Single(Entry),
+    Batch(BatchEntry),
+}
+
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-fn entry_points(code: &ExecBuf, batch_at: usize) -> (Entry, BatchEntry) {
-    let batch = code.entry().wrapping_add(batch_at);
-    // SAFETY: the buffer holds two complete functions produced by `lower` for the System V
-    // calling convention: at its start the single form, with exactly `Entry`'s parameters,
-    // and at `batch_at` (inside the buffer: the batch function follows) the batch form, with
-    // exactly `BatchEntry`'s. It stays mapped (read-execute) for as long as the `JitFilter`
-    // that owns both the buffer and these pointers lives.
-    unsafe {
-        (
-            std::mem::transmute::<*const u8, Entry>(code.entry()),
-            std::mem::transmute::<*const u8, BatchEntry>(batch),
-        )
+fn entry_point(code: &ExecBuf, form: lower::Form) -> Entries {
+    let start = code.entry();
+    match form {
+        lower::Form::Single => {
+            // SAFETY: `code` holds exactly one complete function, produced by `lower` in the
+            // form `form` for the System V calling convention: the single form takes exactly
+            // `Entry`'s parameters. It stays mapped (read-execute) for as long as the
+            // `JitFilter` that owns both the buffer and this pointer lives.
+            let entry = unsafe { std::mem::transmute::<*const u8, Entry>(start) };
+            Entries::Single(entry)
+        }
+        lower::Form::Batch(_) => {
+            // SAFETY: as above; the batch form takes exactly `BatchEntry`'s parameters.
+            let entry = unsafe { std::mem::transmute::<*const u8, BatchEntry>(start) };
+            Entries::Batch(entry)
+        }
     }
 }
 
