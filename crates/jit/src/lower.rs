@@ -14,17 +14,49 @@
 //! classic instruction and one for the shared "return 0" exit. The assembler sizes the jumps
 //! (rel8 where they reach, rel32 otherwise, to a fixed point). Which machine registers hold A,
 //! X and the rest is a [`Regs`] parameter.
+//!
+//! The same program lowers to two functions ([`Form`]): the single-packet one, whose `ret`s
+//! return, and the batch one, a loop over [`PacketRef`] descriptors whose `ret`s store the
+//! value into the packet's result slot and go on with the next descriptor. The batch loop
+//! loads each packet's address and lengths from its descriptor into the registers the single
+//! form gets them in, so the program's code is the same in both; before that it issues
+//! `prefetcht0` for the packet some descriptors ahead (clamped to the last descriptor, so it
+//! never reads past the array), on the cache lines the program's loads read
+//! ([`prefetch_offsets`]), which hides most of the memory latency on a capture larger than
+//! the caches. The packets the loop starts on without having prefetched them (the first
+//! `distance` of the batch) are prefetched together before the loop, so that their misses
+//! overlap.
 
 use sift_insn::{Insn, Opcode, code};
 use sift_verify::Validated;
+use sift_vm::PacketRef;
 use sift_x86::{AluOp, AsmError, Assembler, Cond, Label, Mem, Reg, Scale, ShiftOp, Size};
 
+use crate::Prefetch;
 use crate::regs::Regs;
 
 /// The generated code.
 pub(crate) struct Lowered {
     pub code: Vec<u8>,
 }
+
+/// Which function to generate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// `(packet, captured length, wire length) -> value` (System V: `rdi`, `rsi`, `edx`).
+    Single,
+    /// `(descriptors, count, results)`: for each of `count` [`PacketRef`]s from `descriptors`,
+    /// the program's value into `results[i]` (`u32`s).
+    Batch(Prefetch),
+}
+
+/// The descriptor layout, as displacements.
+const DESC_SIZE: i32 = PacketRef::SIZE as i32;
+const DESC_ADDR: i32 = PacketRef::ADDR_OFFSET as i32;
+const DESC_CAPLEN: i32 = PacketRef::CAPLEN_OFFSET as i32;
+const DESC_WIRE_LEN: i32 = PacketRef::WIRE_LEN_OFFSET as i32;
+/// The farthest prefetch distance taken (keeps the displacement in 32 bits).
+const MAX_DISTANCE: u32 = 1 << 16;
 
 /// A length no packet has: "every path from here returns 0".
 const NEVER: u64 = u64::MAX;
@@ -108,21 +140,38 @@ const Q: Size = Size::Qword;
 /// The scratch memory M[0..16]: 16 words at `[rsp]`.
 const FRAME: i32 = 64;
 
-/// Lowers `prog` with register assignment `regs`. Every classic opcode is supported; the
-/// result is position-independent. Errs only if the assembler refuses an instruction, which
-/// no program and no valid [`Regs`] causes.
-pub(crate) fn lower(prog: &Validated, regs: &Regs) -> Result<Lowered, AsmError> {
+/// Lowers `prog` with register assignment `regs` into the function `form`. Every classic
+/// opcode is supported; the result is position-independent. Errs only if the assembler
+/// refuses an instruction, which no program and no valid [`Regs`] causes.
+pub(crate) fn lower(prog: &Validated, regs: &Regs, form: Form) -> Result<Lowered, AsmError> {
     let insns = prog.insns();
     let plan = plan_checks(insns);
     let frame = insns
         .iter()
         .any(|i| matches!(i.opcode(), Opcode::LdMem | Opcode::LdxMem | Opcode::St | Opcode::Stx));
-    let mut asm = Assembler::with_capacity(insns.len() * 8 + 32);
+    let mut asm = Assembler::with_capacity(insns.len() * 8 + 64);
     let labels = (0..insns.len()).map(|_| asm.new_label()).collect();
     let reject = asm.new_label();
-    let saved = regs.all().into_iter().filter(|r| !r.is_caller_saved()).collect();
-    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved };
-    l.prologue()?;
+    let batch = match form {
+        Form::Single => None,
+        Form::Batch(prefetch) => Some(BatchLoop {
+            top: asm.new_label(),
+            next: asm.new_label(),
+            done: asm.new_label(),
+            distance: prefetch.distance.min(MAX_DISTANCE) as i32,
+            offsets: prefetch_offsets(insns, prefetch.lines),
+        }),
+    };
+    let mut used: Vec<Reg> = regs.all().to_vec();
+    if batch.is_some() {
+        used.extend([regs.cursor(), regs.end(), regs.out()]);
+    }
+    let saved = used.into_iter().filter(|r| !r.is_caller_saved()).collect();
+    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved, batch };
+    match l.batch {
+        None => l.prologue()?,
+        Some(b) => l.batch_prologue(b)?,
+    }
     for (i, insn) in insns.iter().enumerate() {
         l.asm.bind(l.labels[i])?;
         match plan[i] {
@@ -139,8 +188,56 @@ pub(crate) fn lower(prog: &Validated, regs: &Regs) -> Result<Lowered, AsmError> 
         l.insn(insn, i)?;
     }
     l.asm.bind(l.reject)?;
-    l.ret_k(0)?;
+    match l.batch {
+        None => l.ret_k(0)?,
+        Some(b) => l.batch_epilogue(b)?,
+    }
     Ok(Lowered { code: l.asm.finish()?.code })
+}
+
+/// The batch loop's labels and prefetch settings.
+#[derive(Clone, Copy, Debug)]
+struct BatchLoop {
+    /// The start of one packet's run.
+    top: Label,
+    /// Where a run goes once its value is stored: the next descriptor.
+    next: Label,
+    /// The epilogue.
+    done: Label,
+    /// How many descriptors ahead to prefetch (0: none).
+    distance: i32,
+    /// Which bytes of a packet to prefetch the cache lines of (at most four; `None`: unused).
+    offsets: [Option<i32>; 4],
+}
+
+/// Offsets whose cache lines hold the bytes the program reads, at most `lines` of them: the
+/// first byte its loads read, then every 64 bytes up to the last (its absolute loads, and its
+/// `[x + k]` loads as if X were 20, an IPv4 header without options: a guess, and only a hint).
+/// Loads at 4096 or beyond (ancillary data, or past any header) are left out.
+fn prefetch_offsets(insns: &[Insn], lines: u8) -> [Option<i32>; 4] {
+    const GUESSED_X: u32 = 20;
+    const FAR: u32 = 4096;
+    let reads = insns.iter().filter_map(|i| {
+        let (at, size) = match i.opcode() {
+            Opcode::LdAbsW | Opcode::LdAbsH | Opcode::LdAbsB => (i.k, size_of(i.code)),
+            Opcode::LdxMsh => (i.k, 1),
+            Opcode::LdIndW | Opcode::LdIndH | Opcode::LdIndB => {
+                (i.k.checked_add(GUESSED_X)?, size_of(i.code))
+            }
+            _ => return None,
+        };
+        (at < FAR).then(|| (at as i32, at as i32 + i32::from(size) - 1))
+    });
+    let (first, last) = reads.fold((i32::MAX, 0), |(f, l), (a, b)| (f.min(a), l.max(b)));
+    let first = if first == i32::MAX { 0 } else { first };
+    let mut out = [None; 4];
+    for j in 0..usize::from(lines.min(4)) {
+        let at = if j == 0 { first } else { (first + 64 * j as i32).min(last.max(first)) };
+        if !out[..j].contains(&Some(at)) {
+            out[j] = Some(at);
+        }
+    }
+    out
 }
 
 /// The state of one lowering.
@@ -155,6 +252,8 @@ struct Lowering {
     frame: bool,
     /// Callee-saved registers in the assignment, pushed on entry and popped on exit.
     saved: Vec<Reg>,
+    /// The batch loop, when generating the batch function.
+    batch: Option<BatchLoop>,
 }
 
 impl Lowering {
@@ -187,31 +286,114 @@ impl Lowering {
             self.zero(a)?;
             self.zero(x)?;
         }
-        self.move_args()?;
+        self.move_args(vec![
+            (self.r.packet(), Reg::Rdi, Q),
+            (self.r.caplen(), Reg::Rsi, Q),
+            (self.r.wirelen(), Reg::Rdx, D),
+        ])?;
         if !zero_first {
             self.zero(a)?;
             self.zero(x)?;
         }
         if self.frame {
-            let s = self.r.scratch(0);
             self.asm.sub(Q, Reg::Rsp, FRAME)?;
-            self.zero(s)?;
-            for j in 0..FRAME / 8 {
-                self.asm.mov(Q, Mem::base(Reg::Rsp).disp(8 * j), s)?;
-            }
+            self.zero_memory()?;
         }
         Ok(())
     }
 
-    /// Moves the three arguments into their registers at once (a parallel move): a move whose
-    /// destination no other move still reads goes first; when none is left, the rest are
-    /// cycles, and an `xchg` puts one value in place.
-    fn move_args(&mut self) -> Result<(), AsmError> {
-        let mut moves = vec![
-            (self.r.packet(), Reg::Rdi, Q),
-            (self.r.caplen(), Reg::Rsi, Q),
-            (self.r.wirelen(), Reg::Rdx, D),
-        ];
+    /// Zeroes M[] (the frame at `rsp`).
+    fn zero_memory(&mut self) -> Result<(), AsmError> {
+        let s = self.r.scratch(0);
+        self.zero(s)?;
+        for j in 0..FRAME / 8 {
+            self.asm.mov(Q, Mem::base(Reg::Rsp).disp(8 * j), s)?;
+        }
+        Ok(())
+    }
+
+    /// The batch function's entry (System V: descriptors in `rdi`, their count in `rsi`, the
+    /// results in `rdx`): saves callee-saved registers, makes the M[] frame, sets up the loop
+    /// registers, returns at once for an empty batch, prefetches the first `distance` packets;
+    /// then the loop's head, which prefetches the packet `distance` descriptors ahead (the
+    /// last one near the end), loads the current packet's address and lengths and zeroes A,
+    /// X and M[] as the single form's prologue does.
+    fn batch_prologue(&mut self, b: BatchLoop) -> Result<(), AsmError> {
+        for i in 0..self.saved.len() {
+            self.asm.push(self.saved[i])?;
+        }
+        if self.frame {
+            self.asm.sub(Q, Reg::Rsp, FRAME)?;
+        }
+        let (cursor, end, out) = (self.r.cursor(), self.r.end(), self.r.out());
+        self.move_args(vec![(cursor, Reg::Rdi, Q), (end, Reg::Rsi, Q), (out, Reg::Rdx, Q)])?;
+        self.asm.imul_imm(Q, end, end, i64::from(DESC_SIZE))?;
+        self.asm.add(Q, end, cursor)?;
+        self.asm.cmp(Q, cursor, end)?;
+        self.asm.jcc(Cond::Ae, b.done)?;
+        let distance = b.distance;
+        let offsets: Vec<i32> = b.offsets.iter().flatten().copied().collect();
+        let prefetch = distance > 0 && !offsets.is_empty();
+        if prefetch {
+            // The packets the loop will not prefetch (the first `distance`), all at once, so
+            // that their misses overlap instead of each waiting for its turn.
+            let (at, limit, addr) = (self.r.scratch(0), self.r.scratch(1), self.r.scratch(2));
+            let warm = self.asm.new_label();
+            self.asm.mov(Q, at, cursor)?;
+            self.asm.lea(Q, limit, Mem::base(cursor).disp(distance * DESC_SIZE))?;
+            self.asm.cmp(Q, limit, end)?;
+            self.asm.cmovcc(Cond::A, Q, limit, end)?;
+            self.asm.bind(warm)?;
+            self.asm.mov(Q, addr, Mem::base(at).disp(DESC_ADDR))?;
+            for &off in &offsets {
+                self.asm.prefetcht0(Mem::base(addr).disp(off))?;
+            }
+            self.asm.add(Q, at, DESC_SIZE)?;
+            self.asm.cmp(Q, at, limit)?;
+            self.asm.jcc(Cond::B, warm)?;
+        }
+        self.asm.bind(b.top)?;
+        if prefetch {
+            let ahead = self.r.scratch(0);
+            self.asm.lea(Q, ahead, Mem::base(cursor).disp(distance * DESC_SIZE))?;
+            self.asm.cmp(Q, ahead, end)?;
+            self.asm.cmovcc(Cond::Ae, Q, ahead, cursor)?;
+            self.asm.mov(Q, ahead, Mem::base(ahead).disp(DESC_ADDR))?;
+            for &off in &offsets {
+                self.asm.prefetcht0(Mem::base(ahead).disp(off))?;
+            }
+        }
+        self.asm.mov(Q, self.r.packet(), Mem::base(cursor).disp(DESC_ADDR))?;
+        // 32-bit loads zero the upper halves: the captured length is compared as 64 bits.
+        self.asm.mov(D, self.r.caplen(), Mem::base(cursor).disp(DESC_CAPLEN))?;
+        self.asm.mov(D, self.r.wirelen(), Mem::base(cursor).disp(DESC_WIRE_LEN))?;
+        self.zero(self.r.a())?;
+        self.zero(self.r.x())?;
+        if self.frame {
+            self.zero_memory()?;
+        }
+        Ok(())
+    }
+
+    /// The batch function's shared tail, at the reject label: store 0, then (`next`) step to
+    /// the next descriptor and result slot and loop; at the end, drop the frame, restore the
+    /// saved registers and return.
+    fn batch_epilogue(&mut self, b: BatchLoop) -> Result<(), AsmError> {
+        let (cursor, end, out) = (self.r.cursor(), self.r.end(), self.r.out());
+        self.asm.mov(D, Mem::base(out), 0)?;
+        self.asm.bind(b.next)?;
+        self.asm.add(Q, out, 4)?;
+        self.asm.add(Q, cursor, DESC_SIZE)?;
+        self.asm.cmp(Q, cursor, end)?;
+        self.asm.jcc(Cond::B, b.top)?;
+        self.asm.bind(b.done)?;
+        self.leave()
+    }
+
+    /// Moves values between registers at once (a parallel move of distinct destinations): a
+    /// move whose destination no other move still reads goes first; when none is left, the
+    /// rest are cycles, and an `xchg` puts one value in place.
+    fn move_args(&mut self, mut moves: Vec<(Reg, Reg, Size)>) -> Result<(), AsmError> {
         moves.retain(|&(dst, src, _)| dst != src);
         while !moves.is_empty() {
             let free =
@@ -245,13 +427,23 @@ impl Lowering {
         Ok(())
     }
 
+    /// `ret #k`; in the batch function, store k and go on with the next packet.
     fn ret_k(&mut self, k: u32) -> Result<(), AsmError> {
+        if let Some(b) = self.batch {
+            self.asm.mov(D, Mem::base(self.r.out()), k)?;
+            return self.asm.jmp(b.next);
+        }
         self.set(Reg::Rax, k)?;
         self.leave()
     }
 
+    /// `ret a`; in the batch function, store A and go on with the next packet.
     fn ret_a(&mut self) -> Result<(), AsmError> {
         let a = self.r.a();
+        if let Some(b) = self.batch {
+            self.asm.mov(D, Mem::base(self.r.out()), a)?;
+            return self.asm.jmp(b.next);
+        }
         if a != Reg::Rax {
             self.asm.mov(D, Reg::Rax, a)?;
         }
@@ -301,19 +493,29 @@ impl Lowering {
     }
 
     /// `ld [x + k]`: the 64-bit offset `x + k` (no 32-bit wrap), checked against the captured
-    /// length, then the load.
+    /// length, then the load. When `k + size` fits a displacement (any offset a packet can
+    /// reach), `k` rides in the addresses instead of being added first.
     fn load_indirect(&mut self, k: u32, size: u8) -> Result<(), AsmError> {
         let (off, addend, end) = (self.r.scratch(0), self.r.scratch(1), self.r.scratch(2));
         // A 32-bit move zero-extends.
         self.asm.mov(D, off, self.r.x())?;
-        if k != 0 {
-            self.asm.mov(D, addend, k)?;
-            self.asm.add(Q, off, addend)?;
+        let packet = Mem::base(self.r.packet()).index(off, Scale::X1);
+        match (i32::try_from(k), i32::try_from(u64::from(k) + u64::from(size))) {
+            (Ok(disp), Ok(reach)) => {
+                self.asm.lea(Q, end, Mem::base(off).disp(reach))?;
+                self.asm.cmp(Q, self.r.caplen(), end)?;
+                self.asm.jcc(Cond::B, self.reject)?;
+                self.load_a(packet.disp(disp), size)
+            }
+            _ => {
+                self.asm.mov(D, addend, k)?;
+                self.asm.add(Q, off, addend)?;
+                self.asm.lea(Q, end, Mem::base(off).disp(i32::from(size)))?;
+                self.asm.cmp(Q, self.r.caplen(), end)?;
+                self.asm.jcc(Cond::B, self.reject)?;
+                self.load_a(packet, size)
+            }
         }
-        self.asm.lea(Q, end, Mem::base(off).disp(i32::from(size)))?;
-        self.asm.cmp(Q, self.r.caplen(), end)?;
-        self.asm.jcc(Cond::B, self.reject)?;
-        self.load_a(Mem::base(self.r.packet()).index(off, Scale::X1), size)
     }
 
     /// `ldx 4*([k]&0xf)`
@@ -504,5 +706,30 @@ fn size_of(code: u16) -> u8 {
         code::BPF_W => 4,
         code::BPF_H => 2,
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefetch_offsets;
+    use sift_insn::asm::assemble;
+
+    #[test]
+    fn prefetch_offsets_follow_the_loads() {
+        let prog = assemble(
+            "ldh [12]\njeq #0x800, v4, drop\nv4: ld [30]\nldxb 4*([14]&0xf)\nldh [x+16]\n\
+             ld [0xfffff000]\nret a\ndrop: ret #0\n",
+        )
+        .unwrap();
+        // Loads read 12..=13, 14, 30..=33 and (X guessed 20) 36..=37; the ancillary one at
+        // 0xfffff000 is left out.
+        assert_eq!(prefetch_offsets(&prog, 0), [None; 4]);
+        assert_eq!(prefetch_offsets(&prog, 1), [Some(12), None, None, None]);
+        assert_eq!(prefetch_offsets(&prog, 2), [Some(12), Some(37), None, None]);
+        assert_eq!(prefetch_offsets(&prog, 4), [Some(12), Some(37), None, None]);
+        let wide = assemble("ldb [20]\nldb [200]\nret a\n").unwrap();
+        assert_eq!(prefetch_offsets(&wide, 9), [Some(20), Some(84), Some(148), Some(200)]);
+        let none = assemble("ret #1\n").unwrap();
+        assert_eq!(prefetch_offsets(&none, 2), [Some(0), None, None, None]);
     }
 }

@@ -4,7 +4,7 @@
 
 use sift_insn::Insn;
 use sift_insn::code::*;
-use sift_jit::{Filter, JitFilter};
+use sift_jit::{Filter, JitFilter, PacketRef};
 use sift_verify::{Mode, validate};
 use sift_vm::Interpreter;
 use sift_vm::testgen::{self, GenConfig, Rng};
@@ -180,6 +180,7 @@ fn fallback_keeps_the_reason_and_batches_agree() {
     b[12] = 0x86;
     b[13] = 0xdd;
     let mut out = Vec::new();
-    f.run_batch([(&a[..], 14), (&b[..], 14), (&b[..13], 14)], &mut out);
+    let batch = [PacketRef::new(&a, 14), PacketRef::new(&b, 14), PacketRef::new(&b[..13], 14)];
+    assert_eq!(f.run_batch(&batch, &mut out), 1);
     assert_eq!(out, vec![0, 0x86dd, 0]);
 }

@@ -220,3 +220,66 @@ fn range_fusion_counts_each_instruction() {
 fn predecoded_instructions_are_16_bytes() {
     assert_eq!(std::mem::size_of::<Op>(), 16);
 }
+
+/// Random programs over random batches (empty and cut-short packets, sizes around the group
+/// size): `run_batch` gives each packet the value `run` gives it, whatever the grouping, in
+/// both flavors, and counts the accepted ones.
+#[test]
+fn batches_give_every_packet_its_run_value() {
+    let mut rng = Rng::new(0xBA7C);
+    let mut verdicts = vec![0xdead_beef; 5];
+    for cfg in [GenConfig::anything(), GenConfig::libpcap()] {
+        for _ in 0..400 {
+            let prog = testgen::program(&mut rng, &cfg);
+            let v = validate(&prog, Mode::Libpcap).expect("generator makes valid programs");
+            let n = rng.pick(&[0usize, 1, 2, 15, 16, 17, 63, 64, 65, 100]);
+            let packets: Vec<(Vec<u8>, u32)> = (0..n)
+                .map(|_| {
+                    let (mut p, wire) = testgen::packet(&mut rng);
+                    match rng.below(6) {
+                        0 => p.clear(),
+                        1 => p.truncate(rng.below(p.len() as u64 + 1) as usize),
+                        _ => {}
+                    }
+                    (p, wire)
+                })
+                .collect();
+            let batch: Vec<PacketRef<'_>> =
+                packets.iter().map(|(p, w)| PacketRef::new(p, *w)).collect();
+            for flavor in [Flavor::Libpcap, Flavor::Linux] {
+                let i = Interpreter::with_flavor(&v, flavor);
+                let want: Vec<u32> = packets.iter().map(|(p, w)| i.run(p, *w)).collect();
+                let accepted = want.iter().filter(|&&r| r != 0).count();
+                assert_eq!(i.run_batch(&batch, &mut verdicts), accepted);
+                assert_eq!(verdicts, want, "{}", sift_insn::asm::disassemble(&prog));
+                for group in [0, 1, 3, 16, 64, 1000] {
+                    verdicts.push(1);
+                    assert_eq!(i.run_batch_grouped(&batch, &mut verdicts, group), accepted);
+                    assert_eq!(verdicts, want, "groups of {group}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn packet_refs_describe_their_slice() {
+    let bytes: Vec<u8> = (0..100).collect();
+    let p = PacketRef::new(&bytes[3..10], 99);
+    assert_eq!((p.data(), p.wire_len()), (&bytes[3..10], 99));
+    assert_eq!(PacketRef::from((&bytes[..], 7)), PacketRef::new(&bytes, 7));
+    assert_eq!(PacketRef::SIZE, std::mem::size_of::<PacketRef<'_>>());
+    // The three fields generated code reads do not overlap each other or the slice.
+    let fields = [
+        (PacketRef::ADDR_OFFSET, std::mem::size_of::<usize>()),
+        (PacketRef::CAPLEN_OFFSET, 4),
+        (PacketRef::WIRE_LEN_OFFSET, 4),
+    ];
+    for (i, &(at, len)) in fields.iter().enumerate() {
+        assert!(at >= 16 && at + len <= PacketRef::SIZE, "after the slice, inside");
+        for &(other, other_len) in &fields[..i] {
+            assert!(at + len <= other || other + other_len <= at);
+        }
+    }
+    assert_eq!(PacketRef::SIZE, 32, "two descriptors per cache line");
+}
