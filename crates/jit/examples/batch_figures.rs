@@ -63,7 +63,7 @@ const GROUP: usize = 64;
 
 /// The capture's packets back to back in one buffer (as `sift bench` holds them).
 struct Packets {
-    dlt: i32,
+    link: sift_pcap::LinkType,
     snaplen: u32,
     bytes: Buffer,
     /// `(start, end, wire length)` of each packet in `bytes`.
@@ -91,12 +91,16 @@ impl Packets {
     fn load(path: &str) -> Packets {
         let mut reader = sift_pcap::open(path.as_ref()).expect("a readable capture");
         let mut bytes = Vec::new();
-        let mut out =
-            Packets { dlt: 1, snaplen: 0, bytes: Buffer::Vec(Vec::new()), spans: Vec::new() };
+        let mut out = Packets {
+            link: sift_pcap::LinkType::EN10MB,
+            snaplen: 0,
+            bytes: Buffer::Vec(Vec::new()),
+            spans: Vec::new(),
+        };
         while let Some((p, ifaces)) = reader.next_with_interfaces().expect("a valid capture") {
             if out.spans.is_empty() {
                 let iface = &ifaces[p.interface as usize];
-                out.dlt = iface.link_type.dlt();
+                out.link = iface.link_type;
                 out.snaplen = if iface.snaplen == 0 { 262_144 } else { iface.snaplen };
             }
             let start = bytes.len();
@@ -198,19 +202,15 @@ fn per_packet_grouped(pk: &Packets, run: impl Fn(&[u8], u32) -> u32) -> u64 {
 /// The programs of `expr` for each table: (libpcap's for all, sift's for sift's engines).
 fn programs(lib: &Libpcap, pk: &Packets, expr: &str) -> (Vec<Insn>, Vec<Insn>) {
     let raw = lib
-        .compile(pk.dlt, pk.snaplen.min(i32::MAX as u32) as i32, expr, true, 0)
+        .compile(pk.link, pk.snaplen.min(i32::MAX as u32) as i32, expr, true, 0)
         .unwrap_or_else(|e| panic!("libpcap cannot compile {expr}: {e}"));
     let resolver = sift_filter::SystemResolver::new();
-    let ctx = sift_compile::Context {
-        link_type: pk.dlt,
-        snaplen: pk.snaplen,
-        netmask: Some(0),
-        linux_ext: false,
-        resolver: &resolver,
-    };
-    let own = sift_compile::compile_program(expr, &ctx, true)
+    let opts = sift_compile::pipeline::Options::new(pk.link, &resolver)
+        .snaplen(pk.snaplen)
+        .netmask(Some(0));
+    let own = sift_compile::pipeline::compile(expr, &opts)
         .unwrap_or_else(|e| panic!("sift cannot compile {expr}: {}", e.render(expr)));
-    (raw, own.insns().to_vec())
+    (raw, own.program.insns().to_vec())
 }
 
 fn validated(prog: &[Insn]) -> Validated {
