@@ -24,3 +24,5 @@ mod merge_count;
 mod parallel;
 /// Printed lines against `tcpdump -n`; `--json`.
 mod print;
+/// tcpdump's 830 test captures copied and filtered as tcpdump does (issue 15's acceptance).
+mod tcpdump_corpus;
