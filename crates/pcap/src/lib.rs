@@ -30,13 +30,36 @@ mod writer;
 
 pub use error::{Error, ErrorKind};
 pub use reader::{ClippedRecords, Format, Reader, open};
-pub use reader::{SkippedDamage, same_file};
+pub use reader::{Adjustments, SkippedDamage, same_file};
 /// Link types are [`sift_wire`]'s (one table for the workspace).
 pub use sift_wire::LinkType;
 /// Timestamps are [`sift_wire`]'s (every source of packets shares them).
 pub use sift_wire::Timestamp;
+/// How libpcap hands tcpdump a timestamp, and what a pcap record's fields mean to it.
+pub use sift_wire::timestamp::{FieldSign, FracUnit, Timeval};
 pub use types::{Interface, InterfaceStats, Packet, Precision, TsResolution};
-pub use writer::{PcapWriter, PcapngWriter, WriteError};
+pub use writer::{ChangedTimestamps, PcapWriter, PcapngWriter, WriteError};
 
-/// The largest captured length accepted in a record (libpcap's `MAXIMUM_SNAPLEN`, 256 KiB).
+/// The largest captured length accepted in a record of most link types (libpcap's
+/// `MAXIMUM_SNAPLEN`, 256 KiB); [`max_snaplen`] gives the exceptions.
 pub const MAX_CAPLEN: u32 = 262_144;
+
+/// The largest captured length libpcap accepts for `link_type` (`max_snaplen_for_dlt`):
+/// [`MAX_CAPLEN`], except D-Bus (128 MiB), USBPcap (1 MiB) and EBHSCR (8 MiB) whose messages
+/// are longer.
+pub fn max_snaplen(link_type: LinkType) -> u32 {
+    match link_type.number() {
+        231 => 128 << 20,
+        249 => 1 << 20,
+        279 => 8 << 20,
+        _ => MAX_CAPLEN,
+    }
+}
+
+/// The snapshot length libpcap reads for a file header's or an interface's `snaplen`
+/// (`pcap_adjust_snapshot`): a bogus one (0, or above 2^31 − 1) is the link type's
+/// [`max_snaplen`]; any other is kept, even above that maximum. tcpdump writes this value into
+/// the header of a copy.
+pub fn adjusted_snaplen(link_type: LinkType, snaplen: u32) -> u32 {
+    if snaplen == 0 || snaplen > i32::MAX as u32 { max_snaplen(link_type) } else { snaplen }
+}
