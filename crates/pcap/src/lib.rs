@@ -29,8 +29,8 @@ mod types;
 mod writer;
 
 pub use error::{Error, ErrorKind};
-pub use reader::{ClippedRecords, Format, Reader, open};
 pub use reader::{Adjustments, SkippedDamage, same_file};
+pub use reader::{ClippedRecords, Format, Reader, open};
 /// Link types are [`sift_wire`]'s (one table for the workspace).
 pub use sift_wire::LinkType;
 /// Timestamps are [`sift_wire`]'s (every source of packets shares them).
