@@ -16,6 +16,12 @@
 //! * **One packet model.** A packet carries the index of the interface it came from; a pcap file
 //!   has exactly one interface, a pcapng file as many as it describes (across all its sections),
 //!   so mixed link types need no special case downstream.
+//! * **Copies as tcpdump's.** What libpcap reads without checking is read the same way, so a
+//!   copy is byte for byte what `tcpdump -r IN -w OUT` writes: a bogus snapshot length is the
+//!   link type's largest ([`adjusted_snaplen`]), a record's out-of-range fraction of a second is
+//!   kept as recorded ([`Timestamp::from_record`]), pcapng times count modulo 2^64 and a pcap
+//!   record gets their low 32 bits. Each such change is counted for the caller to warn about
+//!   ([`Reader::adjustments`], [`PcapWriter::wrapped`], [`PcapngWriter::clamped`]).
 //! * **Explicit byte order.** Every field is read with an explicit endianness; the host's order
 //!   never leaks in. Writers emit little-endian files (what tcpdump writes on x86-64 and arm64).
 #![forbid(unsafe_code)]
