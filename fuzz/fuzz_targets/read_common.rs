@@ -45,15 +45,25 @@ pub fn check(bytes: &[u8]) {
     for iface in whole.interfaces() {
         w.add_interface(iface).unwrap();
     }
+    // A pcap record kept as recorded comes back as its instant; a time the interface cannot
+    // count in 64 bits comes back clamped (and counted): its time is not compared.
     let mut written = Vec::new();
     for (ts, wire_len, data, iface) in &packets {
+        let clamped = w.clamped().count;
         if w.write(*iface, *ts, *wire_len, data).is_ok() {
-            written.push((*ts, *wire_len, data.clone(), *iface));
+            let kept = w.clamped().count == clamped;
+            written.push((kept.then(|| ts.instant()), *wire_len, data.clone(), *iface));
         }
     }
     let out = w.finish().unwrap();
     let mut back = Reader::from_bytes(out).unwrap();
     let (again, error) = drain(&mut back);
     assert_eq!(error, None);
+    assert_eq!(again.len(), written.len());
+    let again: Vec<_> = again
+        .into_iter()
+        .zip(&written)
+        .map(|((ts, wire_len, data, iface), w)| (w.0.map(|_| ts), wire_len, data, iface))
+        .collect();
     assert_eq!(again, written);
 }

@@ -8,7 +8,7 @@
 //! computed here from the epoch.
 
 use crate::out::Out;
-use sift_pcap::Timestamp;
+use sift_pcap::{FracUnit, Timestamp, Timeval};
 
 /// The offset of local time from UTC, in seconds (east positive), at a Unix time: what the
 /// time zone rules say for that instant.
@@ -47,35 +47,55 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-fn frac(out: &mut Vec<u8>, nanos: u32, nano: bool) {
-    out.push(b'.');
-    if nano {
-        out.dec_width(u64::from(nanos), 9);
-    } else {
-        out.dec_width(u64::from(nanos / 1000), 6);
-    }
+/// The fraction as tcpdump prints `tv_usec`: `%06u` (`%09u` with `--nano`) of its low 32
+/// bits, so that a record's out-of-range fraction shows as recorded (`.1000000`).
+fn frac_digits(out: &mut Vec<u8>, frac: i64, nano: bool) {
+    out.dec_width(u64::from(frac as u32), if nano { 9 } else { 6 });
 }
 
-/// `HH:MM:SS.ffffff` of a number of seconds (hours wrap at 24 for times of day; deltas keep
-/// counting hours as tcpdump does).
-pub(crate) fn hms(out: &mut Vec<u8>, secs: u64, nanos: u32, nano: bool, wrap: bool) {
-    let s = if wrap { secs % 86_400 } else { secs };
+/// What tcpdump 4.99 prints instead of a time whose seconds have bit 31 set (as a 32-bit
+/// value: 2038-01-19T03:14:08Z and later until 2106, negative times, and such deltas).
+const CONVERSION_ERROR: &[u8] = b"[Error converting time]";
+
+/// tcpdump's `ts_date_hmsfrac_print`: `[YYYY-MM-DD ]HH:MM:SS.frac` of a `struct timeval` on
+/// `zone`'s clock (UTC without; hours wrap at 24, also for deltas), or [`CONVERSION_ERROR`]
+/// (tcpdump tests the seconds before it converts them to local time).
+fn date_hms(out: &mut Vec<u8>, tv: Timeval, with_date: bool, nano: bool, zone: Option<UtcOffset>) {
+    if tv.sec as u32 & 0x8000_0000 != 0 {
+        out.extend_from_slice(CONVERSION_ERROR);
+        return;
+    }
+    let secs = tv.sec.saturating_add(zone.map_or(0, |offset| offset(tv.sec)));
+    let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
+    if i32::try_from(year - 1900).is_err() {
+        out.extend_from_slice(CONVERSION_ERROR);
+        return;
+    }
+    if with_date {
+        out.dec_width(year.max(0) as u64, 4);
+        out.push(b'-');
+        out.dec_width(u64::from(month), 2);
+        out.push(b'-');
+        out.dec_width(u64::from(day), 2);
+        out.push(b' ');
+    }
+    let s = secs.rem_euclid(86_400) as u64;
     out.dec_width(s / 3600, 2);
     out.push(b':');
     out.dec_width(s / 60 % 60, 2);
     out.push(b':');
     out.dec_width(s % 60, 2);
-    frac(out, nanos, nano);
-}
-
-/// Seconds since the epoch of `ts` on the local clock (`zone`'s offset added; UTC without).
-fn local_secs(ts: Timestamp, zone: Option<UtcOffset>) -> i64 {
-    let secs = i64::try_from(ts.secs).unwrap_or(i64::MAX);
-    secs.saturating_add(zone.map_or(0, |offset| offset(secs)))
+    out.push(b'.');
+    frac_digits(out, tv.frac, nano);
 }
 
 /// Writes `ts` in `format` (without the trailing space). `prev` and `first` feed the deltas;
 /// `zone` gives local time.
+///
+/// Times are what libpcap hands tcpdump ([`Timestamp::timeval`], at microseconds unless
+/// `nano`), printed as tcpdump 4.99 prints them: out-of-range fractions as recorded, seconds
+/// with bit 31 set as [`CONVERSION_ERROR`], `-tt` seconds as 32 bits, deltas in the signed
+/// arithmetic of `netdissect_timevalsub` (a reference time of 0.000000 counts as none).
 pub(crate) fn write(
     out: &mut Vec<u8>,
     format: TimeFormat,
@@ -85,47 +105,36 @@ pub(crate) fn write(
     nano: bool,
     zone: Option<UtcOffset>,
 ) {
+    let unit = if nano { FracUnit::Nanos } else { FracUnit::Micros };
+    let tv = ts.timeval(unit);
     match format {
         TimeFormat::None => {}
-        TimeFormat::TimeOfDay => {
-            let secs = local_secs(ts, zone).rem_euclid(86_400) as u64;
-            hms(out, secs, ts.nanos, nano, true);
-        }
+        TimeFormat::TimeOfDay => date_hms(out, tv, false, nano, zone),
         TimeFormat::Epoch => {
-            out.u(ts.secs);
-            frac(out, ts.nanos, nano);
+            if tv.sec as u32 & 0x8000_0000 != 0 {
+                out.extend_from_slice(CONVERSION_ERROR);
+                return;
+            }
+            out.u(u64::from(tv.sec as u32));
+            out.push(b'.');
+            frac_digits(out, tv.frac, nano);
         }
-        TimeFormat::DateTime => {
-            let local = local_secs(ts, zone);
-            let (y, m, d) = civil_from_days(local.div_euclid(86_400));
-            out.dec_width(y.max(0) as u64, 4);
-            out.push(b'-');
-            out.dec_width(u64::from(m), 2);
-            out.push(b'-');
-            out.dec_width(u64::from(d), 2);
-            out.push(b' ');
-            hms(out, local.rem_euclid(86_400) as u64, ts.nanos, nano, true);
-        }
+        TimeFormat::DateTime => date_hms(out, tv, true, nano, zone),
         TimeFormat::DeltaPrevious | TimeFormat::DeltaFirst => {
             let base = if format == TimeFormat::DeltaPrevious { prev } else { first };
-            let base = base.unwrap_or(ts);
-            // Without nanosecond output, libpcap hands tcpdump microsecond timestamps: the
-            // delta is taken between the truncated values.
-            let micro = |t: Timestamp| {
-                if nano { t } else { Timestamp::new(t.secs, t.nanos / 1000 * 1000) }
-            };
-            let (ts, base) = (micro(ts), micro(base));
+            // tcpdump keeps its reference in a timeval that starts at zero: zero means unset.
+            let base = base.map(|b| b.timeval(unit)).filter(|b| *b != Timeval::default());
+            let base = base.unwrap_or(tv);
             // tcpdump prints a negative delta with a leading '-'.
-            let (neg, a, b) = if ts >= base { (false, ts, base) } else { (true, base, ts) };
-            let mut secs = a.secs - b.secs;
-            let nanos = if a.nanos >= b.nanos {
-                a.nanos - b.nanos
-            } else {
-                secs -= 1;
-                a.nanos + 1_000_000_000 - b.nanos
-            };
+            let (neg, a, b) = if tv >= base { (false, tv, base) } else { (true, base, tv) };
+            let mut delta =
+                Timeval { sec: a.sec.wrapping_sub(b.sec), frac: a.frac.wrapping_sub(b.frac) };
+            if delta.frac < 0 {
+                delta.sec = delta.sec.wrapping_sub(1);
+                delta.frac += i64::from(unit.per_sec());
+            }
             out.push(if neg { b'-' } else { b' ' });
-            hms(out, secs, nanos, nano, false);
+            date_hms(out, delta, false, nano, None);
         }
     }
 }

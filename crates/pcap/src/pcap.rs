@@ -1,15 +1,15 @@
 //! Classic pcap: a 24-byte file header, then 16-byte record headers each followed by the data.
 
-use crate::MAX_CAPLEN;
 use crate::error::{Error, ErrorKind};
 use crate::reader::{PacketLoc, Source};
 use crate::types::{Precision, Timestamp};
 use sift_wire::LinkType;
+use sift_wire::timestamp::FieldSign;
 
 /// `(bytes to deliver, whether that is fewer than recorded)` for a record of `caplen` bytes in
-/// a file or interface with `snaplen` (0 means no limit).
+/// a file with (adjusted, never 0) snapshot length `snaplen`.
 pub(crate) fn clip_to_snaplen(caplen: u32, snaplen: u32) -> (u32, bool) {
-    if snaplen != 0 && caplen > snaplen { (snaplen, true) } else { (caplen, false) }
+    if caplen > snaplen { (snaplen, true) } else { (caplen, false) }
 }
 
 pub(crate) const FILE_HEADER_LEN: u64 = 24;
@@ -76,14 +76,23 @@ pub(crate) fn read_file_header(source: &mut Source, big: bool) -> Result<FileHea
     })
 }
 
+/// What reading a file's records needs to know from its header.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecordFormat {
+    pub big_endian: bool,
+    pub precision: Precision,
+    /// The adjusted snapshot length ([`crate::adjusted_snaplen`]): longer records are clipped.
+    pub snaplen: u32,
+    /// The link type's [`crate::max_snaplen`]: longer records are damage.
+    pub max_caplen: u32,
+}
+
 /// Locates the record at `pos`: `Ok(None)` at a clean end of file, else the packet and the
 /// offset of the following record.
 pub(crate) fn next_record(
     source: &mut Source,
     pos: u64,
-    big: bool,
-    precision: Precision,
-    snaplen: u32,
+    format: &RecordFormat,
 ) -> Result<Option<(PacketLoc, u64)>, Error> {
     let io = |e| Error { offset: pos, kind: ErrorKind::Io(e) };
     let h = source.peek(pos, RECORD_HEADER_LEN as usize).map_err(io)?;
@@ -97,7 +106,7 @@ pub(crate) fn next_record(
         };
         return Err(Error { offset: pos, kind });
     }
-    let header = parse_record_header(h, pos, big, precision)?;
+    let header = parse_record_header(h, pos, format)?;
     let caplen = header.caplen;
     let data_offset = pos + RECORD_HEADER_LEN;
     let available = source.peek(data_offset, caplen as usize).map_err(io)?.len();
@@ -107,7 +116,7 @@ pub(crate) fn next_record(
             kind: ErrorKind::TruncatedPacket { caplen, available: available as u64 },
         });
     }
-    let loc = header.locate(pos, snaplen);
+    let loc = header.locate(pos, format.snaplen);
     Ok(Some((loc, data_offset + u64::from(caplen))))
 }
 
@@ -119,39 +128,35 @@ pub(crate) struct RecordHeader {
 }
 
 /// Decodes and checks the record header `h` (16 bytes) found at `pos`.
+///
+/// The timestamp is kept as recorded ([`Timestamp::from_record`]), as libpcap keeps it: a
+/// fraction of a second or more is not carried into the seconds, so that a copy writes the
+/// same fields back (and [`Timestamp::is_normal`] says so, for callers that count them).
 pub(crate) fn parse_record_header(
     h: &[u8],
     pos: u64,
-    big: bool,
-    precision: Precision,
+    format: &RecordFormat,
 ) -> Result<RecordHeader, Error> {
+    let big = format.big_endian;
     let secs = u32_at(h, 0, big);
     let frac = u32_at(h, 4, big);
     let caplen = u32_at(h, 8, big);
     let wire_len = u32_at(h, 12, big);
-    if caplen > MAX_CAPLEN {
+    if caplen > format.max_caplen {
         return Err(Error {
             offset: pos,
-            kind: ErrorKind::CaplenTooLarge { caplen, limit: MAX_CAPLEN },
+            kind: ErrorKind::CaplenTooLarge { caplen, limit: format.max_caplen },
         });
     }
-    // An out-of-range fraction (a µs field ≥ 10^6) is carried into the seconds.
-    let (per_sec, scale) = match precision {
-        Precision::Micro => (1_000_000u64, 1_000u64),
-        Precision::Nano => (1_000_000_000u64, 1u64),
-    };
-    let frac = u64::from(frac);
-    let timestamp = Timestamp {
-        secs: u64::from(secs) + frac / per_sec,
-        nanos: ((frac % per_sec) * scale) as u32,
-    };
+    let sign = if big { FieldSign::Unsigned } else { FieldSign::Signed };
+    let timestamp = Timestamp::from_record(secs, frac, format.precision.unit(), sign);
     Ok(RecordHeader { caplen, wire_len, timestamp })
 }
 
 impl RecordHeader {
-    /// Where the record at `pos` delivers its packet. More bytes than the snaplen: libpcap
-    /// delivers the first `snaplen` and skips the rest; so does the reader, counting it so
-    /// that the caller can warn.
+    /// Where the record at `pos` delivers its packet. More bytes than the (adjusted) snaplen:
+    /// libpcap delivers the first `snaplen` and skips the rest; so does the reader, counting it
+    /// so that the caller can warn.
     pub(crate) fn locate(&self, pos: u64, snaplen: u32) -> PacketLoc {
         let (delivered, clipped) = clip_to_snaplen(self.caplen, snaplen);
         PacketLoc {

@@ -19,10 +19,9 @@
 //! forgiving than libpcap 1.10: sections in different byte orders, interfaces of different link
 //! types or snapshot lengths, and a file with no interface (read as empty).
 
-use crate::MAX_CAPLEN;
 use crate::error::{Error, ErrorKind};
 use crate::pcap::{u16_at, u32_at};
-use crate::reader::{PacketLoc, SkippedDamage, Source};
+use crate::reader::{PacketLoc, SkippedDamage, Source, Tally};
 use crate::types::{Interface, InterfaceStats, Timestamp, TsResolution};
 use sift_wire::LinkType;
 
@@ -53,6 +52,8 @@ pub(crate) struct NgState {
     sections_seen: u32,
     /// Damage skipped to read on.
     pub(crate) skipped: SkippedDamage,
+    /// Bogus interface snapshot lengths read as the link type's largest.
+    pub(crate) snaplens: Tally,
 }
 
 fn err(offset: u64, kind: ErrorKind) -> Error {
@@ -188,10 +189,10 @@ fn for_each_option(
     Ok(())
 }
 
-/// The largest captured length a packet of an interface with `snaplen` may have: libpcap's
-/// adjusted snapshot length (0, or more than the maximum, means the maximum).
-fn caplen_limit(snaplen: u32) -> u32 {
-    if snaplen == 0 { MAX_CAPLEN } else { snaplen.min(MAX_CAPLEN) }
+/// The largest captured length a packet of `iface` may have: its (adjusted) snapshot length,
+/// at most the link type's largest.
+fn caplen_limit(iface: &Interface) -> u32 {
+    iface.snaplen.min(crate::max_snaplen(iface.link_type))
 }
 
 /// Reads an Interface Description Block's options into `iface`, as strictly as libpcap (which
@@ -363,11 +364,14 @@ fn next_step(
                 if body.len() < 8 {
                     return Err(too_short("fixed fields"));
                 }
-                let mut iface = Interface::new(
-                    LinkType::new(u16_at(body, 0, big)),
-                    u32_at(body, 4, big),
-                    TsResolution::MICRO,
-                );
+                let link_type = LinkType::new(u16_at(body, 0, big));
+                let given = u32_at(body, 4, big);
+                // As libpcap: a bogus snapshot length is the link type's largest.
+                let snaplen = crate::adjusted_snaplen(link_type, given);
+                if snaplen != given {
+                    state.snaplens.add(u64::from(given));
+                }
+                let mut iface = Interface::new(link_type, snaplen, TsResolution::MICRO);
                 iface.section = state.section;
                 read_idb_options(&body[8..], big, pos + 16, &mut iface)?;
                 state.section_interfaces.push(interfaces.len() as u32);
@@ -399,7 +403,7 @@ fn next_step(
                 };
                 let global = lookup(state, local, pos)?;
                 let iface = &interfaces[global as usize];
-                check_caplen(caplen, caplen_limit(iface.snaplen), pos)?;
+                check_caplen(caplen, caplen_limit(iface), pos)?;
                 if caplen as usize > body.len() - 20 {
                     return Err(too_short("packet data"));
                 }
@@ -424,16 +428,18 @@ fn next_step(
                 let global = lookup(state, 0, pos)?;
                 let wire_len = u32_at(body, 0, big);
                 // The packet up to the snapshot length is in the block, or the block is short.
-                let caplen = wire_len.min(caplen_limit(interfaces[global as usize].snaplen));
+                let iface = &interfaces[global as usize];
+                let caplen = wire_len.min(caplen_limit(iface));
                 if caplen as usize > body.len() - 4 {
                     return Err(too_short("packet data"));
                 }
-                // A simple packet block has no timestamp.
+                // A simple packet block has no timestamp: libpcap gives it 0 plus the
+                // interface's offset.
                 let loc = PacketLoc {
                     data_offset: pos + 12,
                     caplen,
                     wire_len,
-                    timestamp: Timestamp::default(),
+                    timestamp: with_offset(Timestamp::default(), iface.ts_offset),
                     interface: global,
                     record_offset: pos,
                     clipped: false,
@@ -467,6 +473,9 @@ fn check_caplen(caplen: u32, limit: u32, pos: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// `ts` moved by `if_tsoffset` seconds, modulo 2^64 as libpcap computes it: a time before
+/// 1970 has `secs` ≥ 2^63 (a negative `time_t` to libpcap), one past 2106 keeps counting; a
+/// pcap copy keeps the low 32 bits, as tcpdump's does.
 fn with_offset(ts: Timestamp, offset: i64) -> Timestamp {
-    Timestamp { secs: ts.secs.saturating_add_signed(offset), nanos: ts.nanos }
+    Timestamp { secs: ts.secs.wrapping_add_signed(offset), nanos: ts.nanos }
 }

@@ -212,7 +212,7 @@ pub enum Format {
 }
 
 enum State {
-    Pcap { big_endian: bool, precision: Precision },
+    Pcap(pcap::RecordFormat),
     Pcapng(NgState),
 }
 
@@ -225,6 +225,9 @@ pub struct Reader {
     pos: u64,
     done: bool,
     clipped: ClippedRecords,
+    /// Snapshot lengths adjusted at open (pcap; pcapng counts its own as it reads).
+    snaplens: Tally,
+    odd_fractions: Tally,
 }
 
 /// Records that held more bytes than their snaplen and were cut to it (as libpcap does).
@@ -253,6 +256,38 @@ impl SkippedDamage {
     pub(crate) fn add(&mut self, offset: u64) {
         self.count += 1;
         self.first_offset.get_or_insert(offset);
+    }
+}
+
+/// What the reader read as libpcap does though the file says otherwise, or found out of range
+/// and kept, without a word from libpcap; callers should warn once per kind, with the count.
+/// Copies are as tcpdump's either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Adjustments {
+    /// Bogus snapshot lengths (0, or above 2^31 − 1: a pcap file header's, a pcapng
+    /// interface's) read as the link type's largest ([`crate::adjusted_snaplen`]); a copy's
+    /// header says that largest, as tcpdump's does.
+    pub snaplens: u64,
+    /// The first such snapshot length, as the file gives it.
+    pub first_snaplen: Option<u32>,
+    /// pcap records whose fraction of a second is a second or more: kept as recorded, as
+    /// libpcap keeps them ([`Timestamp::from_record`]), so a copy writes them unchanged.
+    pub odd_fractions: u64,
+    /// Byte offset of the first such record.
+    pub first_odd_fraction: Option<u64>,
+}
+
+/// A count and the first value or offset counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub count: u64,
+    pub first: Option<u64>,
+}
+
+impl Tally {
+    pub(crate) fn add(&mut self, what: u64) {
+        self.count += 1;
+        self.first.get_or_insert(what);
     }
 }
 
@@ -332,7 +367,7 @@ impl Reader {
     fn from_source(mut source: Source) -> Result<Reader, Error> {
         // A file that shrank between its size and its header being read: say so.
         Reader::open_source(&mut source).map_err(|e| source.damage_anywhere().unwrap_or(e)).map(
-            |(format, state, interfaces, pos)| Reader {
+            |(format, state, interfaces, pos, snaplens)| Reader {
                 source,
                 format,
                 state,
@@ -340,12 +375,18 @@ impl Reader {
                 pos,
                 done: false,
                 clipped: ClippedRecords::default(),
+                snaplens,
+                odd_fractions: Tally::default(),
             },
         )
     }
 
-    /// Reads the file header (or first section header) of `source`.
-    fn open_source(source: &mut Source) -> Result<(Format, State, Vec<Interface>, u64), Error> {
+    /// Reads the file header (or first section header) of `source`; also returns the pcap
+    /// header's snapshot length if it was bogus.
+    #[allow(clippy::type_complexity)]
+    fn open_source(
+        source: &mut Source,
+    ) -> Result<(Format, State, Vec<Interface>, u64, Tally), Error> {
         let head = source.peek(0, 4).map_err(|e| Error { offset: 0, kind: ErrorKind::Io(e) })?;
         if head.is_empty() {
             return Err(Error { offset: 0, kind: ErrorKind::Empty });
@@ -357,14 +398,27 @@ impl Reader {
         let magic = [head[0], head[1], head[2], head[3]];
         if let Some((big_endian, precision)) = pcap::magic(magic) {
             let header = pcap::read_file_header(source, big_endian)?;
-            let mut iface =
-                Interface::new(header.link_type, header.snaplen, precision.resolution());
+            // libpcap reads a bogus snapshot length as the link type's largest, and tcpdump
+            // writes that into a copy's header.
+            let snaplen = crate::adjusted_snaplen(header.link_type, header.snaplen);
+            let mut snaplens = Tally::default();
+            if snaplen != header.snaplen {
+                snaplens.add(u64::from(header.snaplen));
+            }
+            let mut iface = Interface::new(header.link_type, snaplen, precision.resolution());
             iface.link_type_ext = header.link_type_ext;
+            let records = pcap::RecordFormat {
+                big_endian,
+                precision,
+                snaplen,
+                max_caplen: crate::max_snaplen(header.link_type),
+            };
             return Ok((
                 Format::Pcap { precision, big_endian, version: header.version },
-                State::Pcap { big_endian, precision },
+                State::Pcap(records),
                 vec![iface],
                 pcap::FILE_HEADER_LEN,
+                snaplens,
             ));
         }
         if u32::from_le_bytes(magic) == pcapng::SHB_TYPE {
@@ -376,7 +430,7 @@ impl Reader {
             let pos = pcapng::read_first_section(source, &mut state)?;
             let mut interfaces = Vec::new();
             let pos = pcapng::read_to_first_interface(source, pos, &mut state, &mut interfaces)?;
-            return Ok((Format::Pcapng, State::Pcapng(state), interfaces, pos));
+            return Ok((Format::Pcapng, State::Pcapng(state), interfaces, pos, Tally::default()));
         }
         Err(Error { offset: 0, kind: ErrorKind::BadMagic(u32::from_be_bytes(magic)) })
     }
@@ -401,27 +455,35 @@ impl Reader {
     pub fn skipped_damage(&self) -> SkippedDamage {
         match &self.state {
             State::Pcapng(ng) => ng.skipped,
-            State::Pcap { .. } => SkippedDamage::default(),
+            State::Pcap(_) => SkippedDamage::default(),
+        }
+    }
+
+    /// Values read as libpcap reads them though the file says otherwise, or kept out of range,
+    /// so far (callers should warn once per kind, with the count). A parallel read of a pcap
+    /// file ([`crate::split`]) sees the header's snapshot length here, and counts odd fractions
+    /// itself ([`crate::split::Records::odd_fractions`]).
+    pub fn adjustments(&self) -> Adjustments {
+        let snaplens = match &self.state {
+            State::Pcapng(ng) => ng.snaplens,
+            State::Pcap(_) => self.snaplens,
+        };
+        Adjustments {
+            snaplens: snaplens.count,
+            first_snaplen: snaplens.first.map(|v| v as u32),
+            odd_fractions: self.odd_fractions.count,
+            first_odd_fraction: self.odd_fractions.first,
         }
     }
 
     /// The whole file as classic pcap bytes, for reading it from several threads
     /// ([`crate::split`]); `None` for pcapng or a stream.
     pub fn pcap_bytes(&self) -> Option<crate::split::PcapBytes<'_>> {
-        let (State::Pcap { big_endian, precision }, Source::Whole(whole)) =
-            (&self.state, &self.source)
-        else {
+        let (State::Pcap(format), Source::Whole(whole)) = (&self.state, &self.source) else {
             return None;
         };
         let iface = self.interfaces.first()?;
-        Some(crate::split::PcapBytes::new(
-            whole.bytes(),
-            whole.mapping(),
-            *big_endian,
-            *precision,
-            iface.snaplen,
-            iface.link_type,
-        ))
+        Some(crate::split::PcapBytes::new(whole.bytes(), whole.mapping(), *format, iface.link_type))
     }
 
     /// The byte offset of the next record to read.
@@ -442,10 +504,7 @@ impl Reader {
             return Ok(None);
         }
         let located = match &mut self.state {
-            State::Pcap { big_endian, precision } => {
-                let snaplen = self.interfaces[0].snaplen;
-                pcap::next_record(&mut self.source, self.pos, *big_endian, *precision, snaplen)
-            }
+            State::Pcap(format) => pcap::next_record(&mut self.source, self.pos, format),
             State::Pcapng(ng) => {
                 pcapng::next_packet(&mut self.source, self.pos, ng, &mut self.interfaces)
             }
@@ -461,6 +520,9 @@ impl Reader {
                 if loc.clipped {
                     self.clipped.count += 1;
                     self.clipped.first_offset.get_or_insert(loc.record_offset);
+                }
+                if !loc.timestamp.is_normal() {
+                    self.odd_fractions.add(loc.record_offset);
                 }
                 loc
             }

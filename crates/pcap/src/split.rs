@@ -15,11 +15,11 @@
 //! [`PcapBytes::verbatim`]), are checked by
 //! [`PcapWriter::write_pieces_from`](crate::PcapWriter::write_pieces_from).
 
+use crate::ClippedRecords;
 use crate::error::{Error, ErrorKind};
-use crate::pcap::{self, FILE_HEADER_LEN, RECORD_HEADER_LEN};
-use crate::reader::DamageCheck;
+use crate::pcap::{self, FILE_HEADER_LEN, RECORD_HEADER_LEN, RecordFormat};
+use crate::reader::{DamageCheck, Tally};
 use crate::types::{Packet, Precision};
-use crate::{ClippedRecords, MAX_CAPLEN};
 use sift_sys::mmap::MappedFile;
 use sift_wire::LinkType;
 
@@ -32,9 +32,7 @@ pub struct PcapBytes<'a> {
     bytes: &'a [u8],
     /// The mapping `bytes` lies in, for damage checks (`None` for bytes in memory).
     map: Option<&'a MappedFile>,
-    pub(crate) big_endian: bool,
-    precision: Precision,
-    snaplen: u32,
+    pub(crate) format: RecordFormat,
     link_type: LinkType,
 }
 
@@ -48,12 +46,10 @@ impl<'a> PcapBytes<'a> {
     pub(crate) fn new(
         bytes: &'a [u8],
         map: Option<&'a MappedFile>,
-        big_endian: bool,
-        precision: Precision,
-        snaplen: u32,
+        format: RecordFormat,
         link_type: LinkType,
     ) -> PcapBytes<'a> {
-        PcapBytes { bytes, map, big_endian, precision, snaplen, link_type }
+        PcapBytes { bytes, map, format, link_type }
     }
 
     /// The offset from which the mapped file's bytes are gone (it shrank while being read; they
@@ -103,11 +99,9 @@ impl<'a> PcapBytes<'a> {
     /// Whether [`SYNC_RECORDS`] plausible headers (or all up to the exact end of the file)
     /// chain up from `pos`.
     fn chains_from(&self, mut pos: u64) -> bool {
-        let limit = if self.snaplen == 0 { MAX_CAPLEN } else { self.snaplen.min(MAX_CAPLEN) };
-        let per_sec = match self.precision {
-            Precision::Micro => 1_000_000,
-            Precision::Nano => 1_000_000_000,
-        };
+        let limit = self.format.snaplen.min(self.format.max_caplen);
+        let per_sec = self.format.precision.unit().per_sec();
+        let big_endian = self.format.big_endian;
         let mut previous_secs: Option<u32> = None;
         for _ in 0..SYNC_RECORDS {
             if pos == self.len() {
@@ -116,10 +110,10 @@ impl<'a> PcapBytes<'a> {
             let Some(h) = self.bytes.get(pos as usize..(pos + RECORD_HEADER_LEN) as usize) else {
                 return false;
             };
-            let secs = pcap::u32_at(h, 0, self.big_endian);
-            let frac = pcap::u32_at(h, 4, self.big_endian);
-            let caplen = pcap::u32_at(h, 8, self.big_endian);
-            let wire_len = pcap::u32_at(h, 12, self.big_endian);
+            let secs = pcap::u32_at(h, 0, big_endian);
+            let frac = pcap::u32_at(h, 4, big_endian);
+            let caplen = pcap::u32_at(h, 8, big_endian);
+            let wire_len = pcap::u32_at(h, 12, big_endian);
             let plausible = frac < per_sec
                 && caplen <= limit
                 && caplen <= wire_len
@@ -147,7 +141,7 @@ impl<'a> PcapBytes<'a> {
     /// precision, not clipped): a copy may then take them from the file as they are. `p`
     /// must come from this file's [`records`](Self::records).
     pub fn verbatim(&self, p: &Packet<'_>, precision: Precision) -> Option<std::ops::Range<u64>> {
-        if self.big_endian || self.precision != precision {
+        if self.format.big_endian || self.format.precision != precision {
             return None;
         }
         let start = p.offset;
@@ -175,6 +169,7 @@ impl<'a> PcapBytes<'a> {
             stop_at,
             done: false,
             clipped: ClippedRecords::default(),
+            odd_fractions: Tally::default(),
         }
     }
 }
@@ -187,6 +182,7 @@ pub struct Records<'a> {
     stop_at: u64,
     done: bool,
     clipped: ClippedRecords,
+    odd_fractions: Tally,
 }
 
 impl<'a> Records<'a> {
@@ -199,6 +195,12 @@ impl<'a> Records<'a> {
     /// Records cut to the snapshot length so far.
     pub fn clipped(&self) -> ClippedRecords {
         self.clipped
+    }
+
+    /// Records so far whose fraction of a second is a second or more, kept as recorded
+    /// ([`crate::Adjustments::odd_fractions`]): how many, and the offset of the first.
+    pub fn odd_fractions(&self) -> (u64, Option<u64>) {
+        (self.odd_fractions.count, self.odd_fractions.first)
     }
 }
 
@@ -229,7 +231,7 @@ impl<'a> Iterator for Records<'a> {
             };
             return fail(&mut self.done, kind);
         }
-        let header = match pcap::parse_record_header(rest, pos, f.big_endian, f.precision) {
+        let header = match pcap::parse_record_header(rest, pos, &f.format) {
             Ok(h) => h,
             Err(e) => {
                 self.done = true;
@@ -247,10 +249,13 @@ impl<'a> Iterator for Records<'a> {
             self.done = true;
             return Some(Err(e));
         }
-        let loc = header.locate(pos, f.snaplen);
+        let loc = header.locate(pos, f.format.snaplen);
         if loc.clipped {
             self.clipped.count += 1;
             self.clipped.first_offset.get_or_insert(pos);
+        }
+        if !loc.timestamp.is_normal() {
+            self.odd_fractions.add(pos);
         }
         self.pos = end;
         let data = &f.bytes[loc.data_offset as usize..][..loc.caplen as usize];

@@ -66,6 +66,14 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// What a record's fraction field counts.
+    pub fn unit(self) -> sift_wire::timestamp::FracUnit {
+        match self {
+            Precision::Micro => sift_wire::timestamp::FracUnit::Micros,
+            Precision::Nano => sift_wire::timestamp::FracUnit::Nanos,
+        }
+    }
+
     /// The equivalent pcapng resolution.
     pub fn resolution(self) -> TsResolution {
         match self {
@@ -82,7 +90,10 @@ pub struct Interface {
     pub link_type: LinkType,
     /// The upper bits of a pcap file's link-type field (FCS length information); 0 for pcapng.
     pub link_type_ext: u32,
-    /// The snapshot length; 0 means "no limit" in pcapng.
+    /// The snapshot length. A reader gives libpcap's adjusted value
+    /// ([`crate::adjusted_snaplen`]: never 0, the link type's maximum for a bogus one), the
+    /// value tcpdump reports and writes into a copy; a writer writes what it is given (0 means
+    /// "no limit" in pcapng).
     pub snaplen: u32,
     /// `if_name`, when the file gives one.
     pub name: Option<String>,

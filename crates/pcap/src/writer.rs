@@ -1,7 +1,10 @@
 //! Writers for pcap and pcapng, buffered.
 //!
 //! Both write little-endian files. [`PcapWriter`] writes the 24-byte header at creation, then
-//! one record per packet. [`PcapngWriter`] writes a Section Header Block at creation, an
+//! one record per packet, with the timestamp fields libpcap's `pcap_dump` would write
+//! ([`Timestamp::timeval`]): a record read with odd fields gets them back unchanged, and a time
+//! a pcap record cannot hold (before 1970 or past 2106, from pcapng) is written modulo 2^32, as
+//! tcpdump writes it, and counted ([`PcapWriter::wrapped`]) so that the caller can warn. [`PcapngWriter`] writes a Section Header Block at creation, an
 //! Interface Description Block each time [`PcapngWriter::add_interface`] is called (so
 //! interfaces can appear mid-stream, before their first packet), Enhanced Packet Blocks, and at
 //! [`PcapngWriter::finish`] an Interface Statistics Block per interface.
@@ -34,16 +37,6 @@ pub enum WriteError {
     /// The underlying writer failed.
     #[error("write error: {0}")]
     Io(#[from] io::Error),
-    /// A timestamp the output format cannot hold (pcap seconds are 32 bits).
-    #[error("timestamp {secs}.{nanos:09} does not fit in a {format} file")]
-    TimestampRange {
-        /// Seconds.
-        secs: u64,
-        /// Nanoseconds.
-        nanos: u32,
-        /// The output format.
-        format: &'static str,
-    },
     /// A packet longer than 4 GiB.
     #[error("packet of {0} bytes is too long to write")]
     TooLong(usize),
@@ -63,6 +56,23 @@ pub enum WriteError {
     },
 }
 
+/// Timestamps a writer could not hold and wrote changed; callers should warn once, with the
+/// count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChangedTimestamps {
+    /// How many packets were written with a changed timestamp.
+    pub count: u64,
+    /// The first such timestamp, as given.
+    pub first: Option<Timestamp>,
+}
+
+impl ChangedTimestamps {
+    fn add(&mut self, ts: Timestamp) {
+        self.count += 1;
+        self.first.get_or_insert(ts);
+    }
+}
+
 /// Writes a classic pcap file.
 pub struct PcapWriter<W: Write> {
     out: BufWriter<W>,
@@ -71,6 +81,7 @@ pub struct PcapWriter<W: Write> {
     written: u64,
     /// Where pieces from the input lie, for the call of `write_pieces_from` under way.
     runs: Vec<InputRun>,
+    wrapped: ChangedTimestamps,
 }
 
 /// A run of output bytes copied from the input's mapping: `len` bytes at output offset `out`
@@ -125,7 +136,7 @@ impl Watch<'_, '_> {
                 // Whole records of this run before the damage (runs start at a record).
                 let mut at = r.input;
                 while at + RECORD_HEADER_LEN <= damage {
-                    let caplen = u32_at(bytes, at as usize + 8, self.source.big_endian);
+                    let caplen = u32_at(bytes, at as usize + 8, self.source.format.big_endian);
                     let end = at + RECORD_HEADER_LEN + u64::from(caplen);
                     if end > damage || end > r.input + r.len {
                         break;
@@ -172,12 +183,23 @@ impl<W: Write> PcapWriter<W> {
             &(u32::from(link_type.number()) | (link_type_ext & 0xffff_0000)).to_le_bytes(),
         );
         out.write_all(&h)?;
-        Ok(PcapWriter { out, precision, written: h.len() as u64, runs: Vec::new() })
+        Ok(PcapWriter {
+            out,
+            precision,
+            written: h.len() as u64,
+            runs: Vec::new(),
+            wrapped: ChangedTimestamps::default(),
+        })
     }
 
-    /// Appends one packet: its timestamp, wire length and captured bytes.
+    /// Appends one packet: its timestamp, wire length and captured bytes. A time a pcap record
+    /// cannot hold (seconds before 1970 or from 2106-02-07T06:28:16Z on) is written modulo
+    /// 2^32, as tcpdump writes it, and counted ([`wrapped`](Self::wrapped)).
     pub fn write(&mut self, ts: Timestamp, wire_len: u32, data: &[u8]) -> Result<(), WriteError> {
         let h = Self::record_header(self.precision, ts, wire_len, data.len())?;
+        if ts.is_normal() && ts.secs > u64::from(u32::MAX) {
+            self.wrapped.add(ts);
+        }
         self.out.write_all(&h)?;
         self.out.write_all(data)?;
         self.written += (h.len() + data.len()) as u64;
@@ -189,24 +211,24 @@ impl<W: Write> PcapWriter<W> {
         self.written
     }
 
+    /// Packets written so far by [`write`](Self::write) whose time a pcap record cannot hold,
+    /// written modulo 2^32 seconds (callers should warn once, with the count).
+    pub fn wrapped(&self) -> ChangedTimestamps {
+        self.wrapped
+    }
+
     /// The 16-byte record header [`write`](Self::write) puts before `data_len` bytes: for
     /// callers that encode records themselves (in parallel) and append them to a file
-    /// started by this writer.
+    /// started by this writer. The timestamp fields are those libpcap's `pcap_dump` writes: the
+    /// low 32 bits of [`Timestamp::timeval`] at `precision`.
     pub fn record_header(
         precision: Precision,
         ts: Timestamp,
         wire_len: u32,
         data_len: usize,
     ) -> Result<[u8; 16], WriteError> {
-        let secs = u32::try_from(ts.secs).map_err(|_| WriteError::TimestampRange {
-            secs: ts.secs,
-            nanos: ts.nanos,
-            format: "pcap",
-        })?;
-        let frac = match precision {
-            Precision::Micro => ts.nanos / 1000,
-            Precision::Nano => ts.nanos,
-        };
+        let tv = ts.timeval(precision.unit());
+        let (secs, frac) = (tv.sec as u32, tv.frac as u32);
         let caplen = u32::try_from(data_len).map_err(|_| WriteError::TooLong(data_len))?;
         let mut h = [0u8; 16];
         h[0..4].copy_from_slice(&secs.to_le_bytes());
@@ -376,6 +398,7 @@ pub struct PcapngWriter<W: Write> {
     out: BufWriter<W>,
     interfaces: Vec<NgInterface>,
     scratch: Vec<u8>,
+    clamped: ChangedTimestamps,
 }
 
 fn push_option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
@@ -410,7 +433,12 @@ impl<W: Write> PcapngWriter<W> {
         push_option(&mut body, 4, concat!("sift ", env!("CARGO_PKG_VERSION")).as_bytes());
         push_end_of_options(&mut body);
         write_block(&mut out, SHB_TYPE, &body)?;
-        Ok(PcapngWriter { out, interfaces: Vec::new(), scratch: Vec::with_capacity(2048) })
+        Ok(PcapngWriter {
+            out,
+            interfaces: Vec::new(),
+            scratch: Vec::with_capacity(2048),
+            clamped: ChangedTimestamps::default(),
+        })
     }
 
     /// Writes an Interface Description Block for `iface` (link type, snaplen, `if_name`,
@@ -452,7 +480,17 @@ impl<W: Write> PcapngWriter<W> {
         Ok(())
     }
 
-    /// Appends an Enhanced Packet Block.
+    /// Packets written so far whose time the interface's 64-bit count cannot hold (before
+    /// 1970, or too far ahead), written as the nearest time it can: callers should warn once,
+    /// with the count.
+    pub fn clamped(&self) -> ChangedTimestamps {
+        self.clamped
+    }
+
+    /// Appends an Enhanced Packet Block. A time the interface's resolution cannot count in 64
+    /// bits is written as the nearest one it can (1970, or the last count) and counted
+    /// ([`clamped`](Self::clamped)); a record kept as recorded is written as its
+    /// [`instant`](Timestamp::instant).
     pub fn write(
         &mut self,
         interface: u32,
@@ -464,11 +502,13 @@ impl<W: Write> PcapngWriter<W> {
             .interfaces
             .get_mut(interface as usize)
             .ok_or(WriteError::UnknownInterface(interface))?;
-        let units = ts.to_units(slot.resolution).ok_or(WriteError::TimestampRange {
-            secs: ts.secs,
-            nanos: ts.nanos,
-            format: "pcapng",
-        })?;
+        // Seconds from 2^63 on are times before 1970 (libpcap's arithmetic modulo 2^64).
+        let before_1970 = ts.instant().secs > i64::MAX as u64;
+        let units = if before_1970 { None } else { ts.to_units(slot.resolution) };
+        let units = units.unwrap_or_else(|| {
+            self.clamped.add(ts);
+            if before_1970 { 0 } else { u64::MAX }
+        });
         let caplen = u32::try_from(data.len()).map_err(|_| WriteError::TooLong(data.len()))?;
         let padded = data.len().next_multiple_of(4);
         let length = u32::try_from(32 + padded).map_err(|_| WriteError::TooLong(data.len()))?;

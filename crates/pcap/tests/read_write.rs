@@ -157,15 +157,39 @@ fn pcapng_writer_round_trip_keeps_interfaces_and_nanoseconds() {
 }
 
 #[test]
-fn writer_rejects_what_the_format_cannot_hold() {
+fn writers_change_what_the_format_cannot_hold_and_count_it() {
+    // A pcap record's seconds are 32 bits: later (or, modulo 2^64, earlier) times are written
+    // modulo 2^32, as tcpdump writes them, and counted; nothing is refused.
     let mut w =
         PcapWriter::new(Vec::new(), sift_pcap::LinkType::new(1), 0, 100, Precision::Micro).unwrap();
-    let e = w.write(Timestamp::new(1 << 33, 0), 1, &[0]).unwrap_err();
-    assert!(e.to_string().contains("does not fit"), "{e}");
+    w.write(Timestamp::new(7, 5_000), 1, &[0]).unwrap();
+    let late = Timestamp::new((1 << 33) + 9, 123_456_789);
+    w.write(late, 1, &[0]).unwrap();
+    w.write(Timestamp::new(3u64.wrapping_sub(5), 0), 1, &[0]).unwrap();
+    assert_eq!(w.wrapped(), sift_pcap::ChangedTimestamps { count: 2, first: Some(late) });
+    let bytes = w.finish().unwrap();
+    let fields = |at: usize| {
+        let u = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+        (u(at), u(at + 4))
+    };
+    assert_eq!(fields(24), (7, 5));
+    assert_eq!(fields(24 + 17), (9, 123_456));
+    assert_eq!(fields(24 + 34), (u32::MAX - 1, 0));
+    // pcapng counts in 64 bits of the interface's unit: what does not fit is clamped, counted.
     let mut ng = PcapngWriter::new(Vec::new()).unwrap();
-    assert!(ng.write(0, Timestamp::new(1, 0), 1, &[0]).is_err());
+    assert!(ng.write(0, Timestamp::new(1, 0), 1, &[0]).is_err(), "no interface yet");
     ng.add_interface(&Interface::new(sift_pcap::LinkType::new(1), 0, TsResolution::NANO)).unwrap();
-    assert!(ng.write(0, Timestamp::new(u64::MAX / 2, 0), 1, &[0]).is_err());
+    let far = Timestamp::new(u64::MAX / 2, 0);
+    ng.write(0, far, 1, &[0]).unwrap();
+    ng.write(0, Timestamp::new(u64::MAX, 0), 1, &[0]).unwrap();
+    ng.write(0, Timestamp::new(5, 0), 1, &[0]).unwrap();
+    assert_eq!(ng.clamped(), sift_pcap::ChangedTimestamps { count: 2, first: Some(far) });
+    let mut back = sift_pcap::Reader::from_bytes(ng.finish().unwrap()).unwrap();
+    let (got, err) = read_all(&mut back);
+    assert!(err.is_none(), "{err:?}");
+    let times: Vec<(u64, u32)> = got.iter().map(|p| (p.secs, p.nanos)).collect();
+    let last = Timestamp::from_units(u64::MAX, TsResolution::NANO);
+    assert_eq!(times, [(last.secs, last.nanos), (0, 0), (5, 0)]);
 }
 
 #[test]

@@ -116,7 +116,9 @@ pub fn compile(
         Err(error)
             if error.is_rejects_all() && !libpcap_optimizes(expr, target.link_type, resolver) =>
         {
-            Ok(pipeline::compile("", &opts.snaplen(0))
+            // The empty filter with a snapshot length of 0 is `ret #0`; unoptimized, or the
+            // optimizer would call it "rejects all packets" again.
+            Ok(pipeline::compile("", &opts.snaplen(0).optimize(false))
                 .map_err(|error| FilterError::Compile {
                     expr: String::new(),
                     error: Box::new(error),
