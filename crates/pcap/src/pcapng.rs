@@ -369,6 +369,7 @@ fn next_step(
                     TsResolution::MICRO,
                 );
                 iface.section = state.section;
+                iface.big_endian = big;
                 read_idb_options(&body[8..], big, pos + 16, &mut iface)?;
                 state.section_interfaces.push(interfaces.len() as u32);
                 interfaces.push(iface);

@@ -360,6 +360,7 @@ impl Reader {
             let mut iface =
                 Interface::new(header.link_type, header.snaplen, precision.resolution());
             iface.link_type_ext = header.link_type_ext;
+            iface.big_endian = big_endian;
             return Ok((
                 Format::Pcap { precision, big_endian, version: header.version },
                 State::Pcap { big_endian, precision },
