@@ -198,37 +198,27 @@ impl<T: Target> Gen<'_, T> {
     }
 
     /// MTP3 routing label fields (gencode's `gen_mtp3field_code`): the service information
-    /// octet, the 14-bit point codes and the 4-bit link selection, as they sit in the label.
+    /// octet, the 14-bit point codes and the 4-bit link selection, as they sit in the label
+    /// (the `h` forms three bytes further on, for high-speed links).
     pub(super) fn mtp3(&mut self, field: Kw, cmp: &FieldCmp) -> R<T::Pred> {
         let high = matches!(field, Kw::Hsio | Kw::Hopc | Kw::Hdpc | Kw::Hsls);
-        let name = match field {
-            Kw::Sio | Kw::Hsio => "sio",
-            Kw::Opc | Kw::Hopc => "opc",
-            Kw::Dpc | Kw::Hdpc => "dpc",
-            _ => "sls",
+        let f = match field {
+            Kw::Sio | Kw::Hsio => Mtp3::Sio,
+            Kw::Opc | Kw::Hopc => Mtp3::Opc,
+            Kw::Dpc | Kw::Hdpc => Mtp3::Dpc,
+            _ => Mtp3::Sls,
         };
-        let li = self.ss7_li(name)?;
-        let (off, size, mask): (u32, Size, u32) = match name {
-            "sio" => (1, Size::B, u32::MAX),
-            "opc" => (2, Size::W, 0x00c0_ff0f),
-            "dpc" => (2, Size::W, 0xff3f_0000),
-            _ => (5, Size::B, 0xf0),
-        };
+        let li = self.ss7_li(f.name())?;
+        let (off, size, mask) = f.place();
         let off = li.wrapping_add(off).wrapping_add(if high { 3 } else { 0 });
-        let encode = |v: u32| match name {
-            "opc" => ((v & 0x3c00) >> 10) + ((v & 0x03fc) << 6) + ((v & 0x0003) << 22),
-            "dpc" => ((v & 0x00ff) << 24) + ((v & 0x3f00) << 8),
-            "sls" => v << 4,
-            _ => v,
-        };
         match cmp {
             FieldCmp::Rel(op, v) => {
-                self.cmp(Base::Packet, off, size, field_cmp(*op), encode(*v), mask)
+                self.cmp(Base::Packet, off, size, field_cmp(*op), f.encode(*v), mask)
             }
             FieldCmp::Any(values) => {
                 let mut acc: Option<T::Pred> = None;
                 for &v in values {
-                    let p = self.cmp(Base::Packet, off, size, Cmp::Eq, encode(v), mask)?;
+                    let p = self.cmp(Base::Packet, off, size, Cmp::Eq, f.encode(v), mask)?;
                     acc = Some(match acc {
                         Some(a) => self.or(a, p),
                         None => p,
@@ -236,6 +226,51 @@ impl<T: Target> Gen<'_, T> {
                 }
                 Ok(acc.unwrap_or_else(|| self.t.never()))
             }
+        }
+    }
+}
+
+/// An MTP3 routing label field.
+#[derive(Clone, Copy)]
+enum Mtp3 {
+    /// The service information octet.
+    Sio,
+    /// The originating point code.
+    Opc,
+    /// The destination point code.
+    Dpc,
+    /// The signalling link selection.
+    Sls,
+}
+
+impl Mtp3 {
+    /// The keyword libpcap names in its messages.
+    fn name(self) -> &'static str {
+        match self {
+            Mtp3::Sio => "sio",
+            Mtp3::Opc => "opc",
+            Mtp3::Dpc => "dpc",
+            Mtp3::Sls => "sls",
+        }
+    }
+
+    /// Where the field is after the length indicator: offset, load size, mask.
+    fn place(self) -> (u32, Size, u32) {
+        match self {
+            Mtp3::Sio => (1, Size::B, u32::MAX),
+            Mtp3::Opc => (2, Size::W, 0x00c0_ff0f),
+            Mtp3::Dpc => (2, Size::W, 0xff3f_0000),
+            Mtp3::Sls => (5, Size::B, 0xf0),
+        }
+    }
+
+    /// A value as it sits in the label (the point codes' bits are spread over the word).
+    fn encode(self, v: u32) -> u32 {
+        match self {
+            Mtp3::Sio => v,
+            Mtp3::Opc => ((v & 0x3c00) >> 10) + ((v & 0x03fc) << 6) + ((v & 0x0003) << 22),
+            Mtp3::Dpc => ((v & 0x00ff) << 24) + ((v & 0x3f00) << 8),
+            Mtp3::Sls => v << 4,
         }
     }
 }
