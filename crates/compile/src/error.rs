@@ -22,8 +22,8 @@ use sift_filter::{ParseError, ParseErrorKind};
 use sift_wire::LinkType;
 
 /// The text every "sift cannot do this yet" message contains (it is in [`CompileError`]'s
-/// `Display` for [`CompileErrorKind::Unsupported`] and [`CompileErrorKind::LinkTypeUnsupported`];
-/// classify errors with [`CompileError::is_unsupported`], not with this).
+/// `Display` for [`CompileErrorKind::Unsupported`]; classify errors with
+/// [`CompileError::is_unsupported`], not with this).
 pub const UNSUPPORTED: &str = "not supported by sift yet";
 
 /// A compile error: what went wrong, and where in the filter text when that is known.
@@ -53,11 +53,6 @@ pub enum CompileErrorKind {
     Unsupported {
         /// What, as code in backticks or a phrase ("ATM primitives").
         what: String,
-    },
-    /// A link type the code generator has no model of (yet).
-    LinkTypeUnsupported {
-        /// The link type.
-        link: LinkType,
     },
     /// A limit of sift or of the target machine.
     ResourceLimit {
@@ -244,6 +239,15 @@ pub enum LinkFeature {
     Ifindex,
     /// `protochain` behind a variable-length link header.
     Protochain,
+    /// A link-layer protocol test (`ip`, `arp`, `host`…) on a link type whose header sift
+    /// and libpcap have no model of (libpcap's "link-layer type filtering not implemented").
+    LinkProtocol,
+    /// An ATM primitive (`vpi`, `lane`, `oam`…) off raw ATM (SunATM).
+    Atm(&'static str),
+    /// An SS7 primitive (`fisu`, `sio`, `opc`…) off an SS7 link type (MTP2, ERF).
+    Ss7(&'static str),
+    /// An ARCnet address (`$xx`) off ARCnet.
+    ArcnetAddress,
 }
 
 /// A qualifier that does not apply ([`CompileErrorKind::Qualifier`]).
@@ -289,6 +293,9 @@ pub enum QualifierError {
     MaskOnHost,
     /// A MAC address after a protocol that has none.
     MacNonEther,
+    /// An ARCnet address (`$xx`) after another protocol than the link layer, or another type
+    /// than `host`.
+    ArcnetNonLink,
     /// `arp proto`/`rarp proto` (`Proto::Arp`, `Proto::Rarp`).
     NoEncapsulation(Proto),
     /// A link-layer protocol standing alone.
@@ -485,12 +492,11 @@ impl CompileError {
     }
 
     /// Whether libpcap would compile the filter and sift cannot (yet): an unsupported
-    /// primitive or link type, or more `protochain` walks than sift unrolls.
+    /// primitive, or more `protochain` walks than sift unrolls.
     pub fn is_unsupported(&self) -> bool {
         matches!(
             self.kind,
             CompileErrorKind::Unsupported { .. }
-                | CompileErrorKind::LinkTypeUnsupported { .. }
                 | CompileErrorKind::ResourceLimit { what: Resource::ProtochainWalks, .. }
         )
     }
@@ -526,9 +532,6 @@ impl CompileError {
                 format!("more than {limit} `protochain` walks in one filter: {UNSUPPORTED}")
             }
             K::RejectsAll => "expression rejects all packets".into(),
-            K::LinkTypeUnsupported { link } => {
-                format!("link type {} is {UNSUPPORTED}", dlt_name(*link))
-            }
             K::OutOfRange { what, value, max } => match what {
                 Quantity::Port => format!("port number {value} greater than maximum {max}"),
                 Quantity::EtherType => format!("EtherType {value} greater than maximum {max}"),
@@ -587,6 +590,14 @@ impl CompileError {
                     LinkFeature::Protochain => {
                         "'protochain' not supported with variable length headers".into()
                     }
+                    LinkFeature::LinkProtocol => {
+                        format!("link-layer type filtering not implemented for {name}")
+                    }
+                    LinkFeature::Atm(w) => format!("'{w}' supported only on SUNATM"),
+                    LinkFeature::Ss7(w) => format!("'{w}' supported only on SS7"),
+                    LinkFeature::ArcnetAddress => {
+                        format!("'link host $XX' not supported on {name}")
+                    }
                 }
             }
             K::Qualifier(q) => match q {
@@ -618,6 +629,9 @@ impl CompileError {
                 QualifierError::MaskOnHost => "Mask syntax for networks only".into(),
                 QualifierError::MacNonEther => {
                     "ethernet address used in non-ether expression".into()
+                }
+                QualifierError::ArcnetNonLink => {
+                    "'link' is the only valid proto qualifier for 'host $XX'".into()
                 }
                 QualifierError::NoEncapsulation(p) => {
                     format!("{} does not encapsulate another protocol", p.as_str())
@@ -724,9 +738,6 @@ impl fmt::Display for CompileError {
             }
             K::RejectsAll => f.write_str("expression rejects all packets"),
             K::Unsupported { what } => write!(f, "{what}: {UNSUPPORTED}"),
-            K::LinkTypeUnsupported { link } => {
-                write!(f, "link type {link} is {UNSUPPORTED}")
-            }
             K::ResourceLimit { what, limit } => match what {
                 Resource::Nesting => write!(f, "expression nested too deeply (limit {limit})"),
                 Resource::ProtochainWalks => {
@@ -804,6 +815,22 @@ impl fmt::Display for CompileError {
                     LinkFeature::Protochain => {
                         ("`protochain`", Some("the length of its link-layer header varies"))
                     }
+                    LinkFeature::LinkProtocol => (
+                        "a link-layer protocol test",
+                        Some("its header says nothing libpcap or sift can read about the payload"),
+                    ),
+                    LinkFeature::Atm(w) | LinkFeature::Ss7(w) => {
+                        let needs = if matches!(what, LinkFeature::Atm(_)) {
+                            "it is not raw ATM (SUNATM)"
+                        } else {
+                            "it is not SS7 (MTP2, MTP2_WITH_PHDR, ERF)"
+                        };
+                        let d = link.description().map(|d| format!(" ({d})")).unwrap_or_default();
+                        return write!(f, "`{w}` is not available on link type {link}{d}: {needs}");
+                    }
+                    LinkFeature::ArcnetAddress => {
+                        ("an ARCnet address (`$xx`)", Some("it is not ARCnet"))
+                    }
                 };
                 let d = link.description().map(|d| format!(" ({d})")).unwrap_or_default();
                 write!(f, "{what} is not available on link type {link}{d}")?;
@@ -860,6 +887,9 @@ impl fmt::Display for CompileError {
                 }
                 QualifierError::MacNonEther => {
                     f.write_str("a MAC address needs `ether` (or no protocol qualifier)")
+                }
+                QualifierError::ArcnetNonLink => {
+                    f.write_str("an ARCnet address (`$xx`) needs `link host` (or `link`)")
                 }
                 QualifierError::NoEncapsulation(p) => {
                     write!(f, "`{}` does not encapsulate another protocol", p.as_str())

@@ -76,6 +76,33 @@ pub struct Options<'a> {
     pub mode: Mode,
     /// Resolves host, network, service, protocol and ether names.
     pub resolver: &'a dyn Resolver,
+    /// The byte order of the capture file the packets come from; `None` when they do not come
+    /// from one (a live capture, or a program compiled on its own). libpcap's compiler is told
+    /// the same by the `pcap_t` of `pcap_open_offline`: a loopback header's address family
+    /// (DLT_NULL, DLT_ENC) is in the byte order of the system that wrote the file, and IPv6 is
+    /// any BSD's AF_INET6 (24, 28, 30) in a file but this system's (Linux: 10) without one.
+    pub savefile: Option<ByteOrder>,
+}
+
+/// A byte order: of a capture file's header fields ([`Options::savefile`]), or of this host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// Least significant byte first (what x86-64 and arm64 hosts write).
+    Little,
+    /// Most significant byte first (network order; SPARC, POWER, older MIPS hosts).
+    Big,
+}
+
+impl ByteOrder {
+    /// This host's byte order.
+    pub const fn native() -> ByteOrder {
+        if cfg!(target_endian = "big") { ByteOrder::Big } else { ByteOrder::Little }
+    }
+
+    /// `Big` when `big_endian`, else `Little`.
+    pub const fn from_big_endian(big_endian: bool) -> ByteOrder {
+        if big_endian { ByteOrder::Big } else { ByteOrder::Little }
+    }
 }
 
 impl<'a> Options<'a> {
@@ -90,7 +117,14 @@ impl<'a> Options<'a> {
             optimize: true,
             mode: Mode::Libpcap,
             resolver,
+            savefile: None,
         }
+    }
+
+    /// The same options for packets from a capture file in byte order `order` (`None`: not
+    /// from a file). See [`Options::savefile`].
+    pub fn savefile(self, savefile: Option<ByteOrder>) -> Options<'a> {
+        Options { savefile, ..self }
     }
 
     /// The same options with another snapshot length.
@@ -128,6 +162,7 @@ impl fmt::Debug for Options<'_> {
             .field("linux_ext", &self.linux_ext)
             .field("optimize", &self.optimize)
             .field("mode", &self.mode)
+            .field("savefile", &self.savefile)
             .finish_non_exhaustive()
     }
 }
@@ -152,8 +187,9 @@ pub struct Graph {
     pub stats: Option<OptStats>,
 }
 
-/// Whether the code generator has a model of `link`'s link-layer header (other link types get
-/// [`CompileErrorKind::LinkTypeUnsupported`]).
+/// Whether the code generator has a model of `link`'s link-layer header, so that link-layer
+/// protocol primitives (`ip`, `arp`, `host`…) compile on it. Primitives that do not depend on
+/// the link layer (`len`, `less`, `greater`, `link[…]`) compile on every link type.
 pub fn supports(link: LinkType) -> bool {
     crate::r#gen::Link::supports(link)
 }

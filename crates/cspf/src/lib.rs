@@ -58,6 +58,7 @@ pub mod vm;
 
 use std::fmt;
 
+use sift_compile::pipeline::ByteOrder;
 use sift_compile::{CompileError, CompileErrorKind};
 use sift_filter::Resolver;
 use sift_filter::ast::Expr;
@@ -89,6 +90,9 @@ pub struct Options<'a> {
     pub max_words: usize,
     /// Resolves host, network, service and protocol names.
     pub resolver: &'a dyn Resolver,
+    /// The byte order of the capture file the packets come from (`None`: none), as for
+    /// classic BPF (`sift_compile::pipeline::Options::savefile`: loopback address families).
+    pub savefile: Option<ByteOrder>,
 }
 
 impl<'a> Options<'a> {
@@ -99,7 +103,13 @@ impl<'a> Options<'a> {
             short_circuit: ShortCircuit::PushResult,
             max_words: vm::MAX_WORDS,
             resolver,
+            savefile: None,
         }
+    }
+
+    /// The same options for packets from a capture file in byte order `savefile`.
+    pub fn with_savefile(self, savefile: Option<ByteOrder>) -> Options<'a> {
+        Options { savefile, ..self }
     }
 
     /// The same options with the indirect-push extension on or off.
@@ -114,6 +124,7 @@ impl fmt::Debug for Options<'_> {
             .field("indirect", &self.indirect)
             .field("short_circuit", &self.short_circuit)
             .field("max_words", &self.max_words)
+            .field("savefile", &self.savefile)
             .finish_non_exhaustive()
     }
 }
@@ -228,7 +239,7 @@ pub fn compile(
     let Some(expr) = expr else {
         return Ok(CspfProgram { words: Vec::new(), machine, exact: Exactness::default() });
     };
-    let tree = tree::build(expr, link, opts.indirect, opts.resolver)?;
+    let tree = tree::build(expr, link, opts.indirect, opts.savefile, opts.resolver)?;
     let limits = codegen::Limits { max_words: opts.max_words, stack_depth: vm::STACK_DEPTH };
     let (insns, exact) = codegen::generate(&tree, &limits).map_err(|e| e.at(expr.span))?;
     Ok(CspfProgram { words: insn::encode(&insns), machine, exact })

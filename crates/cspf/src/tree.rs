@@ -179,6 +179,7 @@ pub(crate) fn build(
     expr: &Expr,
     link: LinkType,
     indirect: bool,
+    savefile: Option<sift_compile::pipeline::ByteOrder>,
     resolver: &dyn Resolver,
 ) -> R<Tree> {
     if !SUPPORTED.contains(&link) {
@@ -192,7 +193,7 @@ pub(crate) fn build(
             None,
         ));
     }
-    let mut g = Gen::new(Cspf { indirect }, link, None, false, resolver)?;
+    let mut g = Gen::new(Cspf { indirect }, link, None, false, resolver)?.with_savefile(savefile);
     g.expr(expr)
 }
 

@@ -32,6 +32,16 @@
 //! | [`OPT_JSET_FOLD`] | 1.10's optimizer wrongly answers "rejects all packets" for `x & 0xffffffff == 0` |
 //! | [`REJECTS_ALL`] | impossible link/protocol combinations refused at compile time ("expression rejects all packets") |
 //!
+//! Where the two differ, sift's compiler follows 1.10.3, the library tcpdump users run (so a
+//! failure of sift in these categories is sift agreeing with tcpdump), except where its
+//! documentation says otherwise (`gateway`, `vxlan`, DSA tags, range checks, `inbound` without
+//! a live capture). Two behaviours the corpus does not see, because its cases compile without
+//! a capture file: for a file, libpcap 1.10 reads DLT_NULL/DLT_ENC address families in the
+//! file's byte order and tests IPv6 as AF_INET6 24, 28 and 30 (sift's `Options::savefile`;
+//! [`LOOPBACK_AF`] is about `link proto` without a file); and ARCnet's `$xx` is read as 1.10's
+//! `pcap_ether_aton` reads it (the `$` taken for a digit: `$c0` is 0xdc), one of the
+//! [`ARCNET`] differences.
+//!
 //! Two more categories are libpcap properties, not version differences; they appear when the
 //! optimizer is compared with unoptimized code ([`OPT_REJECTS_ALL`], [`OPT_DEAD_LOADS`],
 //! [`OPT_DIV_ZERO`]).

@@ -6,9 +6,11 @@
 //! from `sift-gen` apart into addresses, EtherType and payload, and puts the payload back
 //! together behind another link header: PPP, Cisco HDLC, SLIP, FDDI and Token Ring with
 //! LLC/SNAP, 802.11 data, management and control frames (bare, behind radiotap, AVS, Prism or
-//! PPI headers), pflog, enc, IPNET and others. The headers follow the layouts libpcap's code
-//! generator assumes (`gencode.c`), with the variable parts (direction bytes, flags, radiotap
-//! fields, 802.11 address layouts) drawn at random so that filters meet every branch.
+//! PPI headers), pflog, enc, IPNET, ARCnet, Juniper's capture headers, SS7 and others, and
+//! headers of random bytes for link types libpcap only offers `link[…]` and `len` on. The
+//! headers follow the layouts libpcap's code generator assumes (`gencode.c`), with the variable
+//! parts (direction bytes, flags, radiotap fields, 802.11 address layouts) drawn at random so
+//! that filters meet every branch.
 
 use sift_gen::{Prob, Rng};
 use sift_wire::ethernet::{self, EthernetFrame};
@@ -81,7 +83,69 @@ pub const WRAPPED: &[&str] = &[
     "DSA_TAG_DSA",
     "SYMANTEC_FIREWALL",
     "APPLE_IP_OVER_IEEE1394",
+    "ARCNET",
+    "ARCNET_LINUX",
+    "LTALK",
+    "BACNET_MS_TP",
+    "JUNIPER_MLPPP",
+    "JUNIPER_MLFR",
+    "JUNIPER_ES",
+    "JUNIPER_GGSN",
+    "JUNIPER_MFR",
+    "JUNIPER_ATM2",
+    "JUNIPER_SERVICES",
+    "JUNIPER_ATM1",
+    "JUNIPER_MONITOR",
+    "JUNIPER_PPPOE",
+    "JUNIPER_PPPOE_ATM",
+    "JUNIPER_ETHER",
+    "JUNIPER_PPP",
+    "JUNIPER_FRELAY",
+    "JUNIPER_CHDLC",
+    "JUNIPER_VP",
+    "JUNIPER_ISM",
+    "JUNIPER_ST",
+    "JUNIPER_VS",
+    "JUNIPER_SRX_E2E",
+    "JUNIPER_FIBRECHANNEL",
+    "JUNIPER_ATM_CEMIC",
+    "MTP2",
+    "MTP2_WITH_PHDR",
+    "ERF",
+    "MFR",
+    "NFLOG",
+    "PKTAP",
+    "IPOIB",
+    "VSOCK",
+    "IEEE802_15_4",
+    "IEEE802_15_4_NOFCS",
 ];
+
+/// Where an IP packet starts after a Juniper header, as libpcap's code generator assumes
+/// (its link-layer payload plus network-layer offsets; `None` where it has none).
+fn juniper_payload(link: &str) -> Option<usize> {
+    Some(match link {
+        "JUNIPER_MLPPP" | "JUNIPER_MLFR" | "JUNIPER_MFR" | "JUNIPER_PPP" | "JUNIPER_FRELAY"
+        | "JUNIPER_CHDLC" | "JUNIPER_ATM1" => 4,
+        "JUNIPER_ATM2" => 8,
+        "JUNIPER_PPPOE" | "JUNIPER_ETHER" => 32,
+        "JUNIPER_PPPOE_ATM" => 6,
+        "JUNIPER_GGSN" | "JUNIPER_MONITOR" => 12,
+        _ => return None,
+    })
+}
+
+/// An ARCnet protocol ID for an EtherType: RFC 1201's, or RFC 1051's for IPv4 and ARP.
+fn arcnet_type(rng: &mut Rng, ethertype: u16) -> u8 {
+    match ethertype {
+        ethertype::IPV4 => rng.pick(&[0xd4u8, 0xf0]),
+        ethertype::ARP => rng.pick(&[0xd5u8, 0xf1]),
+        ethertype::REVARP => 0xd6,
+        ethertype::IPV6 => 0xc4,
+        ethertype::ATALK => 0xdd,
+        _ => rng.pick(&[0u8, 0xd5, 0xe8, 0xfa]),
+    }
+}
 
 fn ppp_proto(ethertype: u16) -> u16 {
     match ethertype {
@@ -370,6 +434,59 @@ pub fn wrap(link: &str, rng: &mut Rng, p: &Parts<'_>) -> Option<(Vec<u8>, u32)> 
             out.extend_from_slice(&[0x00, 0x22]);
             out.extend_from_slice(&p.src);
             out.extend_from_slice(&p.ethertype.to_be_bytes());
+        }
+        "ARCNET" | "ARCNET_LINUX" => {
+            // Source and destination (sometimes the broadcast address 0), then (Linux) a
+            // 2-byte offset, the protocol ID, the split flag and a sequence number.
+            let ids = [0x00u8, 0x01, 0x12, 0xc0, 0xd1, 0xdc, 0x7e, 0xfe];
+            out.extend_from_slice(&[rng.pick(&ids), rng.pick(&ids)]);
+            if link == "ARCNET_LINUX" {
+                out.extend_from_slice(&[0, 0]);
+            }
+            out.push(arcnet_type(rng, p.ethertype));
+            out.extend_from_slice(&[rng.pick(&[0u8, 1, 0xff]), 0, rng.below(256) as u8]);
+        }
+        "LTALK" => {
+            // LLAP: destination, source, type (1: short DDP, 2: long DDP).
+            out.extend_from_slice(&[rng.below(256) as u8, rng.below(256) as u8]);
+            out.push(rng.pick(&[1u8, 2, 0x81]));
+        }
+        "BACNET_MS_TP" => {
+            // Preamble 0x55 0xff (sometimes damaged), frame type, destination, source,
+            // length, header CRC.
+            let pre = if rng.chance(Prob::one_in(5)) { rng.pick(&[0x55u8, 0x00]) } else { 0x55 };
+            out.extend_from_slice(&[pre, 0xff, rng.below(8) as u8, rng.pick(&[0xffu8, 7, 0x7e])]);
+            out.extend_from_slice(&[rng.below(128) as u8, 0, 8, rng.below(256) as u8]);
+        }
+        l if l.starts_with("JUNIPER_") => {
+            // The cookie "MGC" (sometimes not), flags with the direction in the low bit, then
+            // what precedes the payload where libpcap expects it.
+            let cookie: &[u8] = if rng.chance(Prob::one_in(6)) { b"MGX" } else { b"MGC" };
+            out.extend_from_slice(cookie);
+            out.push(rng.pick(&[0u8, 1, 0x80, 0x81]));
+            let at = juniper_payload(l).unwrap_or_else(|| 4 + rng.below(24) as usize);
+            let mut fill = vec![0u8; at.saturating_sub(4)];
+            rng.fill(&mut fill);
+            out.extend_from_slice(&fill);
+        }
+        "MTP2" | "MTP2_WITH_PHDR" | "ERF" => {
+            // A pseudo-header, then MTP2 with a length indicator (FISU, LSSU, MSU) and an
+            // MTP3 routing label of random bytes.
+            let phdr = match link {
+                "MTP2" => 0,
+                "MTP2_WITH_PHDR" => 4,
+                _ => 20,
+            };
+            let mut h = vec![0u8; phdr + 12];
+            rng.fill(&mut h);
+            h[phdr + 2] = rng.pick(&[0u8, 1, 2, 3, 0x3f, 0x40, 0x41, 0xc2]);
+            out.extend_from_slice(&h);
+        }
+        "MFR" | "NFLOG" | "PKTAP" | "IPOIB" | "VSOCK" | "IEEE802_15_4" | "IEEE802_15_4_NOFCS" => {
+            // Link types libpcap has no protocol tests for: a header of random bytes.
+            let mut h = vec![0u8; 4 + rng.below(40) as usize];
+            rng.fill(&mut h);
+            out.extend_from_slice(&h);
         }
         _ => return None,
     }

@@ -299,8 +299,8 @@ mod tests {
         let wlan = LinkType::from_name("IEEE802_11").unwrap();
         let s = PacketSet::generate(wlan, 1, 200, 10);
         assert_eq!(s.origins.generated, 200);
-        let mtp2 = LinkType::from_name("MTP2").unwrap();
-        let s = PacketSet::generate(mtp2, 1, 200, 10);
+        let usb = LinkType::from_name("USB_LINUX").unwrap();
+        let s = PacketSet::generate(usb, 1, 200, 10);
         assert_eq!(s.origins.generated, 0);
         assert_eq!(s.frames.len(), 195 + 10);
     }

@@ -2,8 +2,9 @@
 //!
 //! sift re-implements what libpcap does (the filter compiler, the BPF interpreter, the savefile
 //! reader), so the most useful test of sift is to ask libpcap the same question and compare. This
-//! crate wraps just the entry points those comparisons need: `pcap_compile`, `bpf_filter`,
-//! `bpf_validate` and the offline reader.
+//! crate wraps just the entry points those comparisons need: `pcap_compile` (on a dead handle,
+//! or on a savefile's handle as tcpdump compiles for a file), `bpf_filter`, `bpf_validate` and
+//! the offline reader.
 //!
 //! **Why `dlopen` and not a link-time dependency.** sift itself must build and run on machines
 //! without libpcap; only tests and benchmarks want it. Loading it at run time keeps it out of the
@@ -59,6 +60,7 @@ type FreecodeFn = unsafe extern "C" fn(*mut BpfProgram);
 type GeterrFn = unsafe extern "C" fn(*mut PcapT) -> *mut c_char;
 type CloseFn = unsafe extern "C" fn(*mut PcapT);
 type OpenOfflinePrecFn = unsafe extern "C" fn(*const c_char, c_uint, *mut c_char) -> *mut PcapT;
+type FopenOfflinePrecFn = unsafe extern "C" fn(*mut libc::FILE, c_uint, *mut c_char) -> *mut PcapT;
 type NextExFn = unsafe extern "C" fn(*mut PcapT, *mut *mut PktHdr, *mut *const u8) -> c_int;
 type IntOfPcapFn = unsafe extern "C" fn(*mut PcapT) -> c_int;
 
@@ -181,6 +183,7 @@ pub struct Libpcap {
     geterr: GeterrFn,
     close: CloseFn,
     open_offline: OpenOfflinePrecFn,
+    fopen_offline: FopenOfflinePrecFn,
     next_ex: NextExFn,
     datalink: IntOfPcapFn,
     snapshot: IntOfPcapFn,
@@ -261,6 +264,7 @@ mod ffi {
                     geterr: symbol(&lib, name, "pcap_geterr")?,
                     close: symbol(&lib, name, "pcap_close")?,
                     open_offline: symbol(&lib, name, "pcap_open_offline_with_tstamp_precision")?,
+                    fopen_offline: symbol(&lib, name, "pcap_fopen_offline_with_tstamp_precision")?,
                     next_ex: symbol(&lib, name, "pcap_next_ex")?,
                     datalink: symbol(&lib, name, "pcap_datalink")?,
                     snapshot: symbol(&lib, name, "pcap_snapshot")?,
@@ -334,7 +338,8 @@ mod ffi {
         ///
         /// `netmask` is the IPv4 netmask for `ip broadcast`; pass `0xffff_ffff`
         /// (`PCAP_NETMASK_UNKNOWN`) when there is none. Calls are serialised: libpcap 1.10's
-        /// compiler is not reentrant.
+        /// compiler is not reentrant. A "dead" handle is no capture file: see
+        /// [`Libpcap::compile_savefile`] for what tcpdump compiles when it reads one.
         pub fn compile(
             &self,
             link: sift_wire::LinkType,
@@ -353,12 +358,73 @@ mod ffi {
                 return Err(format!("pcap_open_dead({dlt}, {snaplen}) failed"));
             }
             let handle = Handle { pcap: self, p };
+            self.compile_with(&handle, &cexpr, optimize, netmask)
+        }
+
+        /// What tcpdump compiles for a capture file: `pcap_compile` on the `pcap_t` that
+        /// `pcap_fopen_offline` returns for a pcap file header with `link`, `snaplen` and the
+        /// byte order `big_endian` (read from memory, so no file is needed). libpcap's compiler
+        /// then knows it reads a savefile and whether the file's byte order is the host's
+        /// (its `rfile` and `swapped`): DLT_NULL and DLT_ENC address families are compared in
+        /// the file's byte order, and IPv6 on the loopback link types is any BSD's AF_INET6.
+        /// The program returns libpcap's snapshot length for the file (`snaplen`, or its
+        /// largest for the link type when `snaplen` is 0 or above that).
+        pub fn compile_savefile(
+            &self,
+            link: sift_wire::LinkType,
+            snaplen: u32,
+            big_endian: bool,
+            expr: &str,
+            optimize: bool,
+            netmask: u32,
+        ) -> Result<Vec<RawInsn>, String> {
+            let cexpr = CString::new(expr)
+                .map_err(|_| "filter expression contains a NUL byte".to_owned())?;
+            let mut header = savefile_header(link, snaplen, big_endian);
+            let _guard = self.compile_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            // SAFETY: `header` is valid for reads and writes of its length for as long as the
+            // stream lives: it outlives `handle` below, whose drop (`pcap_close`) closes the
+            // stream. The mode string is NUL-terminated.
+            let file =
+                unsafe { libc::fmemopen(header.as_mut_ptr().cast(), header.len(), c"rb".as_ptr()) };
+            if file.is_null() {
+                return Err(format!("fmemopen: {}", std::io::Error::last_os_error()));
+            }
+            let mut errbuf = [0 as c_char; PCAP_ERRBUF_SIZE];
+            // SAFETY: `file` is an open stream (libpcap takes it over: pcap_close closes it,
+            // and on failure libpcap leaves it open); `errbuf` has PCAP_ERRBUF_SIZE bytes.
+            let p = unsafe {
+                (self.fopen_offline)(file, PCAP_TSTAMP_PRECISION_MICRO, errbuf.as_mut_ptr())
+            };
+            if p.is_null() {
+                // SAFETY: the stream is still ours when libpcap refused it; closed once.
+                unsafe { libc::fclose(file) };
+                // SAFETY: libpcap writes a NUL-terminated message into errbuf on failure;
+                // the buffer was zeroed, so it is terminated even if it did not.
+                let msg = unsafe { CStr::from_ptr(errbuf.as_ptr()) }.to_string_lossy().into_owned();
+                return Err(msg);
+            }
+            let handle = Handle { pcap: self, p };
+            let out = self.compile_with(&handle, &cexpr, optimize, netmask);
+            drop(handle);
+            drop(header);
+            out
+        }
+
+        /// `pcap_compile` on a live handle, then the instructions copied out.
+        fn compile_with(
+            &self,
+            handle: &Handle<'_>,
+            expr: &CStr,
+            optimize: bool,
+            netmask: u32,
+        ) -> Result<Vec<RawInsn>, String> {
             let mut prog = BpfProgram { bf_len: 0, bf_insns: std::ptr::null_mut() };
-            // SAFETY: `p` is a live pcap_t, `prog` a valid out-parameter, `cexpr` a
-            // NUL-terminated string that outlives the call; the lock above serialises the
-            // non-reentrant compiler.
+            // SAFETY: `handle.p` is a live pcap_t, `prog` a valid out-parameter, `expr` a
+            // NUL-terminated string that outlives the call; the callers hold the lock that
+            // serialises the non-reentrant compiler.
             let rc = unsafe {
-                (self.compile)(handle.p, &mut prog, cexpr.as_ptr(), c_int::from(optimize), netmask)
+                (self.compile)(handle.p, &mut prog, expr.as_ptr(), c_int::from(optimize), netmask)
             };
             if rc != 0 {
                 return Err(handle.error_text());
@@ -372,7 +438,6 @@ mod ffi {
             };
             // SAFETY: `prog` was filled by a successful pcap_compile and is freed once.
             unsafe { (self.freecode)(&mut prog) };
-            drop(handle);
             Ok(out)
         }
 
@@ -655,6 +720,24 @@ fn check_runnable(prog: &[RawInsn]) -> Result<(), Unrunnable> {
         return Err(Unrunnable::NoFinalReturn);
     }
     Ok(())
+}
+
+/// The 24-byte header of a classic pcap file (microsecond timestamps, version 2.4) with
+/// `link`'s LINKTYPE number and `snaplen`, in the byte order `big_endian`.
+fn savefile_header(link: sift_wire::LinkType, snaplen: u32, big_endian: bool) -> Vec<u8> {
+    let words = [0xa1b2_c3d4, (2 << 16) | 4, 0, 0, snaplen, u32::from(link.number())];
+    let mut out = Vec::with_capacity(24);
+    for (i, w) in words.into_iter().enumerate() {
+        // The version is two 16-bit fields (major, minor), each in the file's order.
+        let bytes = match (i, big_endian) {
+            (1, true) => [0, 2, 0, 4],
+            (1, false) => [2, 0, 4, 0],
+            (_, true) => w.to_be_bytes(),
+            (_, false) => w.to_le_bytes(),
+        };
+        out.extend_from_slice(&bytes);
+    }
+    out
 }
 
 /// A capture read by [`Libpcap::read_offline`].

@@ -276,3 +276,41 @@ fn random_programs_run_safely() {
     }
     assert!(ran > 1000, "only {ran} random programs were runnable");
 }
+
+/// The constants a program compares the first word of the packet with, in order.
+fn words_compared(prog: &[RawInsn]) -> Vec<u32> {
+    // `ld [0]` followed by `jeq #k`.
+    prog.windows(2)
+        .filter(|w| w[0] == RawInsn { code: 0x20, jt: 0, jf: 0, k: 0 } && w[1].code == 0x15)
+        .map(|w| w[1].k)
+        .collect()
+}
+
+/// tcpdump compiles for the file it reads: on DLT_NULL the address family is in the file's
+/// byte order and IPv6 is any BSD's AF_INET6; without a file (a dead handle), this host's
+/// order and Linux's AF_INET6.
+#[test]
+fn savefile_handles_follow_the_file_byte_order() {
+    let Some(p) = pcap() else { return };
+    let null = sift_wire::LinkType::NULL;
+    let dead = p.compile(null, 262144, "ip6", false, NETMASK_UNKNOWN).expect("compiles");
+    assert_eq!(words_compared(&dead), [10u32.swap_bytes()]);
+    let little = p.compile_savefile(null, 262144, false, "ip6", false, NETMASK_UNKNOWN).unwrap();
+    assert_eq!(
+        words_compared(&little),
+        [30u32.swap_bytes(), 24u32.swap_bytes(), 28u32.swap_bytes()]
+    );
+    let big = p.compile_savefile(null, 262144, true, "ip6", false, NETMASK_UNKNOWN).unwrap();
+    assert_eq!(words_compared(&big), [30, 24, 28]);
+    let big4 = p.compile_savefile(null, 262144, true, "ip", false, NETMASK_UNKNOWN).unwrap();
+    assert_eq!(words_compared(&big4), [2]);
+    // DLT_LOOP is big-endian whatever the file's order.
+    let lp = sift_wire::LinkType::LOOP;
+    let loop_le = p.compile_savefile(lp, 262144, false, "ip", false, NETMASK_UNKNOWN).unwrap();
+    assert_eq!(words_compared(&loop_le), [2]);
+    // The program returns the file's snapshot length; errors are libpcap's messages.
+    assert_eq!(little.last().map(|i| (i.code, i.k)), Some((0x06, 0)));
+    assert!(little.iter().any(|i| i.code == 0x06 && i.k == 262144));
+    let err = p.compile_savefile(null, 65535, false, "tcp port", true, NETMASK_UNKNOWN);
+    assert!(err.unwrap_err().contains("syntax error"));
+}

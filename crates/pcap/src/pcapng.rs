@@ -373,6 +373,7 @@ fn next_step(
                 }
                 let mut iface = Interface::new(link_type, snaplen, TsResolution::MICRO);
                 iface.section = state.section;
+                iface.big_endian = big;
                 read_idb_options(&body[8..], big, pos + 16, &mut iface)?;
                 state.section_interfaces.push(interfaces.len() as u32);
                 interfaces.push(iface);

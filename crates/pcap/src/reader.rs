@@ -407,6 +407,7 @@ impl Reader {
             }
             let mut iface = Interface::new(header.link_type, snaplen, precision.resolution());
             iface.link_type_ext = header.link_type_ext;
+            iface.big_endian = big_endian;
             let records = pcap::RecordFormat {
                 big_endian,
                 precision,

@@ -107,10 +107,15 @@ pub struct Interface {
     pub stats: Option<InterfaceStats>,
     /// The pcapng section this interface belongs to (0 for pcap files).
     pub section: u32,
+    /// Whether the file (pcapng: the section) that describes this interface stores its
+    /// fields big-endian: the byte order of the system that wrote it, which libpcap's filter
+    /// compiler follows for loopback headers (DLT_NULL's address family).
+    pub big_endian: bool,
 }
 
 impl Interface {
-    /// An interface with the given link type and snapshot length and default everything else.
+    /// An interface with the given link type and snapshot length and default everything else
+    /// (a little-endian file).
     pub fn new(link_type: LinkType, snaplen: u32, ts_resolution: TsResolution) -> Self {
         Interface {
             link_type,
@@ -122,6 +127,7 @@ impl Interface {
             ts_offset: 0,
             stats: None,
             section: 0,
+            big_endian: false,
         }
     }
 }

@@ -55,6 +55,8 @@ pub struct Packets {
     pub link_type: LinkType,
     /// The first interface's snapshot length (0 read as the largest).
     pub snaplen: u32,
+    /// Whether the first interface's file (pcapng: section) is big-endian.
+    pub big_endian: bool,
     bytes: Vec<u8>,
     /// `(start, end, wire length)` of each packet in `bytes`.
     spans: Vec<(usize, usize, u32)>,
@@ -69,6 +71,7 @@ impl Packets {
         let mut packets = Packets {
             link_type: LinkType::EN10MB,
             snaplen: 0,
+            big_endian: false,
             bytes: Vec::new(),
             spans: Vec::new(),
         };
@@ -80,6 +83,7 @@ impl Packets {
                 let iface = &interfaces[p.interface as usize];
                 packets.link_type = iface.link_type;
                 packets.snaplen = crate::filter::snaplen_or_max(iface.snaplen);
+                packets.big_endian = iface.big_endian;
             } else if p.link_type != packets.link_type {
                 return Err(LoadError::MixedLinkTypes {
                     path: shown(),
@@ -117,6 +121,7 @@ impl Packets {
     /// What sift compiles expressions for these packets for.
     pub fn target(&self) -> Target {
         Target::file(self.link_type, self.snaplen)
+            .byte_order(crate::filter::ByteOrder::from_big_endian(self.big_endian))
     }
 }
 

@@ -46,7 +46,8 @@ pub enum Run {
         /// Bytes of machine code.
         code_bytes: usize,
     },
-    /// The system libpcap compiling the expression itself (`pcap_compile` without its
+    /// The system libpcap compiling the expression itself for the capture file, as tcpdump
+    /// does (`pcap_compile` on a savefile handle in the file's byte order, without its
     /// optimizer, as `tcpdump -O`) and running `bpf_filter`.
     Libpcap {
         /// Its program's instructions.
@@ -230,8 +231,9 @@ impl Engines {
 
         match &self.libpcap {
             Ok(lib) => {
-                let snaplen = packets.snaplen.min(i32::MAX as u32) as i32;
-                match lib.compile(packets.link_type, snaplen, expr, false, 0) {
+                // As tcpdump compiles for the file: on a savefile's handle, in its byte order.
+                let (link, snaplen) = (packets.link_type, packets.snaplen);
+                match lib.compile_savefile(link, snaplen, packets.big_endian, expr, false, 0) {
                     Ok(own) => match lib.prepare(&own) {
                         Ok(f) => engines.push(Answers {
                             run: Run::Libpcap { instructions: own.len() },
@@ -274,8 +276,9 @@ impl Engines {
             unavailable.push(("kernel-socket", "Ethernet captures only (veth)".into()));
         }
 
-        let cspf_options =
-            sift_cspf::Options::new(&self.resolver).with_indirect(self.cspf_indirect);
+        let cspf_options = sift_cspf::Options::new(&self.resolver)
+            .with_indirect(self.cspf_indirect)
+            .with_savefile(target.savefile);
         match sift_cspf::compile_text(expr, packets.link_type, &cspf_options) {
             Ok(c) => {
                 let per_packet = packets
@@ -352,5 +355,58 @@ impl Engines {
         engines.push(Answers { run: Run::KernelSocket { untagged }, per_packet });
         self.veth = Some(Ok(v));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Packets;
+
+    /// A classic pcap file of link type NULL in the given byte order, one record per address
+    /// family, each followed by an IPv6 header.
+    fn null_file(big_endian: bool, families: &[u32]) -> Vec<u8> {
+        let w = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+        let mut f = w(0xa1b2_c3d4).to_vec();
+        f.extend_from_slice(if big_endian { &[0, 2, 0, 4] } else { &[2, 0, 4, 0] });
+        for v in [0, 0, 65_535, 0] {
+            f.extend_from_slice(&w(v));
+        }
+        for &af in families {
+            let mut record = w(af).to_vec();
+            record.extend_from_slice(&[0x60, 0, 0, 0, 0, 0, 59, 64]);
+            record.extend_from_slice(&[0; 32]);
+            for v in [1_700_000_000, 0, record.len() as u32, record.len() as u32] {
+                f.extend_from_slice(&w(v));
+            }
+            f.extend_from_slice(&record);
+        }
+        f
+    }
+
+    /// The libpcap engine compiles for the file as tcpdump does: on DLT_NULL, IPv6 is any
+    /// BSD's AF_INET6 in the file's byte order, not Linux's 10, and sift agrees.
+    #[test]
+    fn libpcap_compiles_for_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engines = Engines::new(false);
+        for big_endian in [false, true] {
+            let path = dir.path().join(format!("null-{big_endian}.pcap"));
+            std::fs::write(&path, null_file(big_endian, &[30, 24, 28, 10, 2])).unwrap();
+            let packets = Packets::load(&path).unwrap();
+            assert_eq!(packets.big_endian, big_endian);
+            let Comparison::Compared { engines, .. } = engines.compare("ip6", &packets).unwrap()
+            else {
+                panic!("ip6 compiles");
+            };
+            for e in &engines {
+                let differs: Vec<usize> = (0..packets.len()).filter(|&i| e.differs(i)).collect();
+                assert!(differs.is_empty(), "{}: {:?} on {differs:?}", e.name(), e.per_packet);
+            }
+            assert_eq!(engines[0].accepted(), 3, "AF_INET6 30, 24 and 28, not 10");
+            if let Some(libpcap) = engines.iter().find(|e| e.name() == "libpcap") {
+                assert_eq!(libpcap.accepted(), 3);
+            }
+        }
     }
 }

@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+/// The byte order of a capture file ([`Target::savefile`]), from `sift-compile`.
+pub use sift_compile::pipeline::ByteOrder;
 use sift_compile::{CompileError, pipeline};
 use sift_filter::{Resolver, SystemResolver};
 use sift_pcap::{Interface, LinkType, Packet};
@@ -39,24 +41,42 @@ pub struct Target {
     pub netmask: Option<u32>,
     /// Whether Linux's ancillary loads (`inbound`, `vlan` on a socket…) may be used.
     pub linux_ext: bool,
+    /// The byte order of the capture file the packets come from (`None`: not from a file).
+    /// tcpdump's compiler reads loopback address families (DLT_NULL, DLT_ENC) in it, and looks
+    /// for every system's AF_INET6 in a file (see `sift_compile::pipeline::Options::savefile`).
+    pub savefile: Option<ByteOrder>,
 }
 
 impl Target {
     /// A capture file's packets, as tcpdump compiles for them: netmask 0 (so `ip broadcast`
-    /// matches only 255.255.255.255 and 0.0.0.0), no Linux extensions.
+    /// matches only 255.255.255.255 and 0.0.0.0), no Linux extensions, a little-endian file
+    /// (what sift and tcpdump on x86-64 write; [`Target::byte_order`] says otherwise).
     pub fn file(link_type: LinkType, snaplen: u32) -> Target {
-        Target { link_type, snaplen, netmask: Some(0), linux_ext: false }
+        Target {
+            link_type,
+            snaplen,
+            netmask: Some(0),
+            linux_ext: false,
+            savefile: Some(ByteOrder::Little),
+        }
     }
 
-    /// The packets of a capture file's interface (a snapshot length of 0 means the largest).
+    /// The packets of a capture file's interface (a snapshot length of 0 means the largest),
+    /// in the byte order of the file (pcapng: of the interface's section).
     pub fn interface(iface: &Interface) -> Target {
         Target::file(iface.link_type, snaplen_or_max(iface.snaplen))
+            .byte_order(ByteOrder::from_big_endian(iface.big_endian))
     }
 
     /// A live capture's packets, as libpcap compiles for a Linux socket: netmask unknown,
-    /// Linux's ancillary loads available.
+    /// Linux's ancillary loads available, no capture file.
     pub fn live(link_type: LinkType, snaplen: u32) -> Target {
-        Target { link_type, snaplen, netmask: None, linux_ext: true }
+        Target { link_type, snaplen, netmask: None, linux_ext: true, savefile: None }
+    }
+
+    /// The same file's packets, written in byte order `order`.
+    pub fn byte_order(self, order: ByteOrder) -> Target {
+        Target { savefile: Some(order), ..self }
     }
 }
 
@@ -108,7 +128,8 @@ pub fn compile(
         .netmask(target.netmask)
         .linux_ext(target.linux_ext)
         .optimize(optimize)
-        .mode(Mode::Libpcap);
+        .mode(Mode::Libpcap)
+        .savefile(target.savefile);
     match pipeline::compile(expr, &opts) {
         Ok(compiled) => Ok(compiled.program),
         // libpcap only says "rejects all packets" after running its optimizer, which it skips
@@ -275,14 +296,15 @@ impl Compiled {
     }
 }
 
-/// An expression compiled for each link type it meets, on first use.
+/// An expression compiled for each link type (and file byte order) it meets, on first use.
 pub struct Filter {
     expr: String,
     engine: Engine,
     optimize: bool,
     resolver: Box<dyn Resolver + Send>,
-    /// The programs so far, by link type (in the order met; nearly always one).
-    compiled: Vec<(LinkType, Compiled)>,
+    /// The programs so far, by link type and the byte order of the interface's file (in the
+    /// order met; nearly always one).
+    compiled: Vec<((LinkType, bool), Compiled)>,
 }
 
 impl fmt::Debug for Filter {
@@ -332,15 +354,16 @@ impl Filter {
         &self.expr
     }
 
-    /// The program for the packets of `iface`, compiled now unless its link type was met
-    /// before.
+    /// The program for the packets of `iface`, compiled now unless its link type (in a file
+    /// of the same byte order) was met before.
     pub fn prepare(&mut self, iface: &Interface) -> Result<&Compiled, FilterError> {
-        let index = match self.compiled.iter().position(|(lt, _)| *lt == iface.link_type) {
+        let key = (iface.link_type, iface.big_endian);
+        let index = match self.compiled.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
                 let target = Target::interface(iface);
                 let program = compile(&self.expr, &target, self.optimize, self.resolver.as_ref())?;
-                self.compiled.push((iface.link_type, Compiled::new(&program, self.engine)));
+                self.compiled.push((key, Compiled::new(&program, self.engine)));
                 self.compiled.len() - 1
             }
         };
@@ -390,6 +413,71 @@ mod tests {
         assert_eq!(f.compiled.len(), 2, "one program per link type, compiled once");
         // The accept value is the snapshot length (0 read as the largest).
         assert_eq!(f.prepare(&raw).unwrap().run(&ipv4, 20), sift_pcap::MAX_CAPLEN);
+    }
+
+    /// A DLT_NULL record holding an IPv6 header after the address family `af` in `order`.
+    fn null_ipv6(af: u32, order: ByteOrder) -> Vec<u8> {
+        let mut p = match order {
+            ByteOrder::Little => af.to_le_bytes().to_vec(),
+            ByteOrder::Big => af.to_be_bytes().to_vec(),
+        };
+        p.extend_from_slice(&[0x60, 0, 0, 0, 0, 0, 59, 64]);
+        p.extend_from_slice(&[0; 32]);
+        p
+    }
+
+    /// A classic pcap file of link type NULL, written in `order`, holding `record`.
+    fn null_file(order: ByteOrder, record: &[u8]) -> Vec<u8> {
+        let w = |v: u32| match order {
+            ByteOrder::Little => v.to_le_bytes(),
+            ByteOrder::Big => v.to_be_bytes(),
+        };
+        let version: [u8; 4] = match order {
+            ByteOrder::Little => [2, 0, 4, 0],
+            ByteOrder::Big => [0, 2, 0, 4],
+        };
+        let mut f = w(0xa1b2_c3d4).to_vec();
+        f.extend_from_slice(&version);
+        for v in [0, 0, 65_535, 0, 1_700_000_000, 0, record.len() as u32, record.len() as u32] {
+            f.extend_from_slice(&w(v));
+        }
+        f.extend_from_slice(record);
+        f
+    }
+
+    /// tcpdump compiles for the file it reads: DLT_NULL's address family in the file's byte
+    /// order, IPv6 as any BSD's AF_INET6 (macOS writes 30). The reader says which order.
+    #[test]
+    fn loopback_families_follow_the_file_byte_order() {
+        let mut f = Filter::new("ip6").with_resolver(Box::new(sift_filter::TableResolver::empty()));
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut reader = sift_pcap::Reader::from_bytes(null_file(order, &null_ipv6(30, order)))
+                .expect("a pcap file");
+            let (p, interfaces) = reader.next_with_interfaces().unwrap().expect("a record");
+            let iface = &interfaces[p.interface as usize];
+            assert_eq!(iface.big_endian, order == ByteOrder::Big);
+            assert!(f.accepts(&p, iface).unwrap(), "{order:?} file");
+        }
+        assert_eq!(f.compiled.len(), 2, "one program per byte order");
+        // The same bytes in a file of the other order hold another family.
+        let le = Interface::new(LinkType::NULL, 65_535, TsResolution::MICRO);
+        let be = Interface { big_endian: true, ..le.clone() };
+        let record = null_ipv6(30, ByteOrder::Little);
+        assert!(!f.accepts(&packet(LinkType::NULL, &record), &be).unwrap());
+        // Linux's AF_INET6 (10) is not a BSD loopback value: tcpdump does not match it in a file.
+        let linux = null_ipv6(10, ByteOrder::Little);
+        assert!(!f.accepts(&packet(LinkType::NULL, &linux), &le).unwrap());
+        // A live capture has no file: this system's AF_INET6.
+        let live = compile(
+            "ip6",
+            &Target::live(LinkType::NULL, 65_535),
+            true,
+            &sift_filter::TableResolver::empty(),
+        )
+        .unwrap();
+        let vm = sift_vm::Interpreter::new(&live);
+        assert_ne!(vm.run(&linux, linux.len() as u32), 0);
+        assert_eq!(vm.run(&record, record.len() as u32), 0);
     }
 
     #[test]

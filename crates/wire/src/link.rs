@@ -132,6 +132,88 @@ impl LinkType {
     pub const CAN_SOCKETCAN: LinkType = LinkType(227);
     /// `LINKTYPE_JUNIPER_ETHER` (178).
     pub const JUNIPER_ETHER: LinkType = LinkType(178);
+    /// `LINKTYPE_SYMANTEC_FIREWALL` (99).
+    pub const SYMANTEC_FIREWALL: LinkType = LinkType(99);
+    /// `LINKTYPE_LTALK` (114).
+    pub const LTALK: LinkType = LinkType(114);
+    /// `LINKTYPE_JUNIPER_MLPPP` (130).
+    pub const JUNIPER_MLPPP: LinkType = LinkType(130);
+    /// `LINKTYPE_JUNIPER_MLFR` (131).
+    pub const JUNIPER_MLFR: LinkType = LinkType(131);
+    /// `LINKTYPE_JUNIPER_ES` (132).
+    pub const JUNIPER_ES: LinkType = LinkType(132);
+    /// `LINKTYPE_JUNIPER_GGSN` (133).
+    pub const JUNIPER_GGSN: LinkType = LinkType(133);
+    /// `LINKTYPE_JUNIPER_MFR` (134).
+    pub const JUNIPER_MFR: LinkType = LinkType(134);
+    /// `LINKTYPE_JUNIPER_ATM2` (135).
+    pub const JUNIPER_ATM2: LinkType = LinkType(135);
+    /// `LINKTYPE_JUNIPER_SERVICES` (136).
+    pub const JUNIPER_SERVICES: LinkType = LinkType(136);
+    /// `LINKTYPE_JUNIPER_ATM1` (137).
+    pub const JUNIPER_ATM1: LinkType = LinkType(137);
+    /// `LINKTYPE_APPLE_IP_OVER_IEEE1394` (138).
+    pub const APPLE_IP_OVER_IEEE1394: LinkType = LinkType(138);
+    /// `LINKTYPE_LINUX_IRDA` (144).
+    pub const LINUX_IRDA: LinkType = LinkType(144);
+    /// `LINKTYPE_JUNIPER_MONITOR` (164).
+    pub const JUNIPER_MONITOR: LinkType = LinkType(164);
+    /// `LINKTYPE_JUNIPER_PPPOE` (167).
+    pub const JUNIPER_PPPOE: LinkType = LinkType(167);
+    /// `LINKTYPE_JUNIPER_PPPOE_ATM` (168).
+    pub const JUNIPER_PPPOE_ATM: LinkType = LinkType(168);
+    /// `LINKTYPE_LINUX_LAPD` (177).
+    pub const LINUX_LAPD: LinkType = LinkType(177);
+    /// `LINKTYPE_JUNIPER_PPP` (179).
+    pub const JUNIPER_PPP: LinkType = LinkType(179);
+    /// `LINKTYPE_JUNIPER_FRELAY` (180).
+    pub const JUNIPER_FRELAY: LinkType = LinkType(180);
+    /// `LINKTYPE_JUNIPER_CHDLC` (181).
+    pub const JUNIPER_CHDLC: LinkType = LinkType(181);
+    /// `LINKTYPE_JUNIPER_VP` (183).
+    pub const JUNIPER_VP: LinkType = LinkType(183);
+    /// `LINKTYPE_USB_FREEBSD` (186).
+    pub const USB_FREEBSD: LinkType = LinkType(186);
+    /// `LINKTYPE_BLUETOOTH_HCI_H4` (187).
+    pub const BLUETOOTH_HCI_H4: LinkType = LinkType(187);
+    /// `LINKTYPE_CAN20B` (190).
+    pub const CAN20B: LinkType = LinkType(190);
+    /// `LINKTYPE_IEEE802_16_MAC_CPS_RADIO` (193).
+    pub const IEEE802_16_MAC_CPS_RADIO: LinkType = LinkType(193);
+    /// `LINKTYPE_JUNIPER_ISM` (194).
+    pub const JUNIPER_ISM: LinkType = LinkType(194);
+    /// `LINKTYPE_SITA` (196).
+    pub const SITA: LinkType = LinkType(196);
+    /// `LINKTYPE_ERF` (197).
+    pub const ERF: LinkType = LinkType(197);
+    /// `LINKTYPE_RAIF1` (198).
+    pub const RAIF1: LinkType = LinkType(198);
+    /// `LINKTYPE_IPMB_KONTRON` (199).
+    pub const IPMB_KONTRON: LinkType = LinkType(199);
+    /// `LINKTYPE_JUNIPER_ST` (200).
+    pub const JUNIPER_ST: LinkType = LinkType(200);
+    /// `LINKTYPE_BLUETOOTH_HCI_H4_WITH_PHDR` (201).
+    pub const BLUETOOTH_HCI_H4_WITH_PHDR: LinkType = LinkType(201);
+    /// `LINKTYPE_AX25_KISS` (202).
+    pub const AX25_KISS: LinkType = LinkType(202);
+    /// `LINKTYPE_I2C_LINUX` (209).
+    pub const I2C_LINUX: LinkType = LinkType(209);
+    /// `LINKTYPE_IEEE802_15_4_NONASK_PHY` (215).
+    pub const IEEE802_15_4_NONASK_PHY: LinkType = LinkType(215);
+    /// `LINKTYPE_JUNIPER_VS` (232).
+    pub const JUNIPER_VS: LinkType = LinkType(232);
+    /// `LINKTYPE_JUNIPER_SRX_E2E` (233).
+    pub const JUNIPER_SRX_E2E: LinkType = LinkType(233);
+    /// `LINKTYPE_JUNIPER_FIBRECHANNEL` (234).
+    pub const JUNIPER_FIBRECHANNEL: LinkType = LinkType(234);
+    /// `LINKTYPE_JUNIPER_ATM_CEMIC` (238).
+    pub const JUNIPER_ATM_CEMIC: LinkType = LinkType(238);
+    /// `LINKTYPE_PFSYNC` (246).
+    pub const PFSYNC: LinkType = LinkType(246);
+    /// `LINKTYPE_USBPCAP` (249).
+    pub const USBPCAP: LinkType = LinkType(249);
+    /// `LINKTYPE_IEEE802_15_4_TAP` (283).
+    pub const IEEE802_15_4_TAP: LinkType = LinkType(283);
 
     /// The link type a file stores as `number`.
     pub const fn new(number: u16) -> LinkType {

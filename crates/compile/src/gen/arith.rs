@@ -80,7 +80,7 @@ impl<T: Target> Gen<'_, T> {
                 }
                 let nh = self.eq(Base::Net, 6, Size::B, ipproto::ICMPV6)?;
                 let g = self.and(g, nh);
-                self.t.load(idx, Loc::Abs(nl + 40), size, Some(g))
+                self.t.load(idx, Loc::Abs(nl.wrapping_add(40)), size, Some(g))
             }
             p => Err(CompileError::unsupported(format!("`{}[…]`", p.as_str()), None)),
         }
@@ -184,7 +184,7 @@ impl Gen<'_, Bpf> {
                     }
                     v
                 };
-                let off = if p == Proto::Icmp6 { nl + 40 } else { nl };
+                let off = if p == Proto::Icmp6 { nl.wrapping_add(40) } else { nl };
                 let v = self.t.b.load_via(
                     idx,
                     |b| iphdr(*slot.get_or_insert_with(|| Bpf::var_slot(b, &mut failed))),

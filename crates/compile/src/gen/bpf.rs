@@ -43,7 +43,7 @@ pub struct Bpf {
 /// everything) with the link type, snapshot length, netmask, Linux extensions and resolver of
 /// `opts` (its `optimize` and `mode` are the pipeline's business).
 pub fn generate(expr: Option<&Expr>, opts: &Options<'_>) -> Result<Cfg, CompileError> {
-    let outer = Link::new(opts.link)?;
+    let outer = Link::new(opts.link);
     let bpf = Bpf {
         b: Builder::new(),
         hdr_reg: None,
@@ -53,7 +53,8 @@ pub fn generate(expr: Option<&Expr>, opts: &Options<'_>) -> Result<Cfg, CompileE
         vlan_words: None,
         outer,
     };
-    let mut g = Gen::new(bpf, opts.link, opts.netmask, opts.linux_ext, opts.resolver)?;
+    let mut g = Gen::new(bpf, opts.link, opts.netmask, opts.linux_ext, opts.resolver)?
+        .with_savefile(opts.savefile);
     match expr {
         None => Ok(g.into_target().b.accept_all(opts.snaplen)),
         Some(e) => {

@@ -39,8 +39,8 @@ impl<T: Target> Gen<'_, T> {
             let c = self.cmp(Base::Net, 0, Size::H, Cmp::Eq, id, 0x0fff)?;
             b = self.and(b, c);
         }
-        self.link.off_linkpl += 4;
-        self.link.off_linktype = self.link.off_linktype.map(|o| o + 4);
+        self.link.off_linkpl = self.link.off_linkpl.wrapping_add(4);
+        self.link.off_linktype = self.link.off_linktype.map(|o| o.wrapping_add(4));
         self.vlan_depth += 1;
         Ok(b)
     }
@@ -74,8 +74,8 @@ impl<T: Target> Gen<'_, T> {
             let c = self.cmp(Base::Net, 0, Size::W, Cmp::Eq, label << 12, 0xffff_f000)?;
             b = self.and(b, c);
         }
-        self.link.off_nl += 4;
-        self.link.off_nl_nosnap += 4;
+        self.link.off_nl = self.link.off_nl.wrapping_add(4);
+        self.link.off_nl_nosnap = self.link.off_nl_nosnap.wrapping_add(4);
         self.label_depth += 1;
         Ok(b)
     }
@@ -90,7 +90,7 @@ impl<T: Target> Gen<'_, T> {
         }
         // Past the PPPoE header, which follows any 802.2 LLC/SNAP header (gencode's
         // PUSH_LINKHDR: at a run-time offset when the payload is at one).
-        let hdr = self.link.nl() + 6;
+        let hdr = self.link.nl().wrapping_add(6);
         if let Some(t) = self.link.tunnel {
             self.link.tunnel = Some(link::Tunnel { hdr: Some(t.pl), lt: t.pl, ..t });
         }
@@ -99,7 +99,8 @@ impl<T: Target> Gen<'_, T> {
         self.link.link_type = LinkType::PPP;
         self.link.off_linkhdr = hdr;
         self.link.off_linktype = Some(hdr);
-        self.link.off_linkpl = hdr + 2;
+        self.link.off_linkpl = hdr.wrapping_add(2);
+        self.link.lane = false;
         self.link.off_nl = 0;
         self.link.off_nl_nosnap = 0;
         Ok(b)
@@ -224,7 +225,7 @@ impl Gen<'_, Bpf> {
         let v6 = sides.pop().expect("two sides");
         let v4 = sides.pop().expect("two sides");
         let b = self.t.b.or(v4, v6);
-        let udp = self.link.nl() + 8;
+        let udp = self.link.nl().wrapping_add(8);
         let k = Operand::K;
         let (hdr, lt, pl, offsets) = if geneve {
             let lt = self.t.b.alloc_slot()?;
@@ -297,6 +298,9 @@ impl Gen<'_, Bpf> {
             prefix: Prefix::None,
             var_pl: false,
             tunnel: Some(link::Tunnel { hdr: Some(hdr), lt, pl, geneve }),
+            atm: self.link.atm,
+            lane: false,
+            ss7: None,
         };
         Ok(b)
     }

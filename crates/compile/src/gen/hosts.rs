@@ -159,7 +159,21 @@ impl<T: Target> Gen<'_, T> {
                 }
                 self.mac_host(*m, dir)
             }
-            Id::Arc(_) => Err(CompileError::unsupported("ARCnet addresses", None)),
+            Id::Arc(a) => {
+                if self.link.kind != link::Kind::Arcnet {
+                    return Err(CompileError::new(
+                        K::NotOnLinkType {
+                            what: LinkFeature::ArcnetAddress,
+                            link: self.link.link_type,
+                        },
+                        None,
+                    ));
+                }
+                if is_net || !link {
+                    return Err(CompileError::new(Q::ArcnetNonLink, None));
+                }
+                self.ahostop(*a, dir)
+            }
             Id::Name(s) => self.host_name(proto, dir, is_net, s),
         }
     }
@@ -352,12 +366,40 @@ impl<T: Target> Gen<'_, T> {
         }
     }
 
-    /// A MAC address in direction `dir`: 802.11's address rules or Ethernet's.
+    /// A MAC address in direction `dir`: 802.11's address rules or Ethernet's (after `lane`,
+    /// in a LANE data frame).
     pub(super) fn mac_host(&mut self, mac: [u8; 6], dir: Dir) -> R<T::Pred> {
         if self.link.kind == link::Kind::Wlan {
             self.wlanhostop(mac, dir)
+        } else if self.link.lane {
+            let b0 = self.lane_data()?;
+            let b1 = self.ehostop(mac, dir)?;
+            Ok(self.and(b0, b1))
         } else {
             self.ehostop(mac, dir)
+        }
+    }
+
+    /// gencode's `gen_ahostop`: an ARCnet address (source at 0, destination at 1).
+    ///
+    /// The address is libpcap 1.10's reading of `$xx` (tcpdump's library): its
+    /// `pcap_ether_aton` takes the `$` for a digit, so the byte compared is 0xd0 with the
+    /// first hex digit written (`$c0` compares 0xdc). The AST keeps the value; the digit
+    /// count comes from the token's length.
+    pub(super) fn ahostop(&mut self, aid: u8, dir: Dir) -> R<T::Pred> {
+        let first = if self.arc_digits == 2 { aid >> 4 } else { aid };
+        self.ahost_byte(0xd0 | u32::from(first & 0x0f), dir)
+    }
+
+    fn ahost_byte(&mut self, v: u32, dir: Dir) -> R<T::Pred> {
+        match dir {
+            Dir::Src => self.eq(Base::LinkHdr, 0, Size::B, v),
+            Dir::Dst => self.eq(Base::LinkHdr, 1, Size::B, v),
+            _ => {
+                let b0 = self.ahost_byte(v, Dir::Src)?;
+                let b1 = self.ahost_byte(v, Dir::Dst)?;
+                Ok(if dir == Dir::SrcAndDst { self.and(b0, b1) } else { self.or(b0, b1) })
+            }
         }
     }
 
@@ -561,6 +603,10 @@ impl<T: Target> Gen<'_, T> {
 
     pub(super) fn broadcast(&mut self, proto: Option<Proto>) -> R<T::Pred> {
         match proto {
+            // ARCnet broadcasts go to address 0.
+            p if p.is_none_or(Proto::is_link) && self.link.kind == link::Kind::Arcnet => {
+                self.ahost_byte(0, Dir::Dst)
+            }
             p if p.is_none_or(Proto::is_link) => {
                 if !self.link.is_ether() {
                     return Err(CompileError::new(
@@ -590,6 +636,10 @@ impl<T: Target> Gen<'_, T> {
 
     pub(super) fn multicast(&mut self, proto: Option<Proto>) -> R<T::Pred> {
         match proto {
+            // All ARCnet multicasts use the broadcast address.
+            p if p.is_none_or(Proto::is_link) && self.link.kind == link::Kind::Arcnet => {
+                self.ahost_byte(0, Dir::Dst)
+            }
             p if p.is_none_or(Proto::is_link) => {
                 if !self.link.is_ether() {
                     return Err(CompileError::new(
@@ -604,8 +654,13 @@ impl<T: Target> Gen<'_, T> {
                     let mut f = |g: &mut Self, off: u32| g.lh_set(off, 1);
                     return self.wlan_by_frame(&mut f, false);
                 }
+                let lane = if self.link.lane { Some(self.lane_data()?) } else { None };
                 let (_, dst) = self.link.mac.unwrap_or((6, 0));
-                self.cmp(Base::LinkHdr, dst, Size::B, Cmp::Set, 1, u32::MAX)
+                let b0 = self.cmp(Base::LinkHdr, dst, Size::B, Cmp::Set, 1, u32::MAX)?;
+                Ok(match lane {
+                    Some(b1) => self.and(b1, b0),
+                    None => b0,
+                })
             }
             Some(Proto::Ip) => {
                 let b0 = self.linktype(ethertype::IP)?;

@@ -1,9 +1,19 @@
-//! The link layer: "the link-layer payload is protocol P" on every supported link type
-//! (EtherTypes, 802.2 LLC and SNAP, PPP protocol numbers, loopback address families, the IP
-//! version nibble, inside MPLS and tunnels), and the `llc` primitives (gencode's
-//! `gen_linktype`, `gen_llc_linktype`, `gen_snap`, `gen_llc_*`).
+//! The link layer: "the link-layer payload is protocol P" on every link type that says
+//! (EtherTypes, 802.2 LLC and SNAP, PPP protocol numbers, loopback address families in the
+//! capture file's byte order, the IP version nibble, ARCnet protocol IDs, Frame Relay NLPIDs,
+//! Juniper's cookie, SunATM's LLC encapsulation, inside MPLS, LANE and tunnels), and the `llc`
+//! primitives (gencode's `gen_linktype`, `gen_loopback_linktype`, `gen_llc_linktype`,
+//! `gen_snap`, `gen_llc_*`).
 
+use super::atm::{AtmField, PT_LLC, SUNATM_PKT_BEGIN};
 use super::*;
+use crate::pipeline::ByteOrder;
+
+use sift_wire::loopback::{AF_INET, AF_INET6_BSD, AF_INET6_DARWIN, AF_INET6_FREEBSD};
+
+/// Linux's AF_INET6, what libpcap on Linux tests without a capture file (the BSDs' values are
+/// `sift_wire::loopback`'s).
+const AF_INET6_LINUX: u32 = 10;
 
 impl<T: Target> Gen<'_, T> {
     pub(super) fn linktype(&mut self, ll_proto: u32) -> R<T::Pred> {
@@ -22,6 +32,15 @@ impl<T: Target> Gen<'_, T> {
             let b0 = self.cmp(Base::Net, 0u32.wrapping_sub(2), Size::B, Cmp::Eq, 1, 1)?;
             let b1 = self.cmp(Base::Net, 0, Size::B, Cmp::Eq, version, 0xf0)?;
             return Ok(self.and(b0, b1));
+        }
+        if self.link.lane && self.link.kind == link::Kind::Ether && self.link.tunnel.is_none() {
+            // LANE inside SunATM: not an LE control frame, then the Ethernet test (gencode's
+            // gen_prevlinkhdr_check).
+            let b0 = self.lane_data()?;
+            self.link.lane = false;
+            let b1 = self.linktype(ll_proto);
+            self.link.lane = true;
+            return Ok(self.and(b0, b1?));
         }
         if matches!(self.link.kind, link::Kind::Ether | link::Kind::Sll)
             && (ll_proto <= link::ETHERMTU
@@ -46,6 +65,12 @@ impl<T: Target> Gen<'_, T> {
         }
         match self.link.kind {
             link::Kind::Llc => return self.llc802_linktype(ll_proto),
+            link::Kind::SunAtm => {
+                // LLC encapsulation (the pseudo-header's protocol type), then the 802.2 test.
+                let b0 = self.atm_field(AtmField::ProtoType, Cmp::Eq, PT_LLC)?;
+                let b1 = self.llc802_linktype(ll_proto)?;
+                return Ok(self.and(b0, b1));
+            }
             link::Kind::Wlan => {
                 // A data frame (gen_check_802_11_data_frame), then the 802.2 payload.
                 let b0 = self.wlan_data_frame()?;
@@ -95,15 +120,29 @@ impl<T: Target> Gen<'_, T> {
             },
             Kind::Ipv4 => Ok(if ll_proto == IP { self.t.always() } else { self.t.never() }),
             Kind::Ipv6 => Ok(if ll_proto == IPV6 { self.t.always() } else { self.t.never() }),
-            Kind::Null | Kind::Loop => {
-                // AF_INET and Linux's AF_INET6; DLT_NULL holds it in (little-endian) host order.
-                let af = match ll_proto {
-                    IP => 2u32,
-                    IPV6 => 10,
-                    _ => return Ok(self.t.never()),
-                };
-                let v = if link.kind == Kind::Null { af.swap_bytes() } else { af };
-                self.eq(Base::Packet, 0, Size::W, v)
+            Kind::Null | Kind::Loop => match ll_proto {
+                IP => self.loopback_af(AF_INET),
+                // A capture file may come from any system, so every BSD value of AF_INET6 is
+                // tested (gencode's order: 24 or 28, then 30 in front); without one, this
+                // system's (Linux: 10).
+                IPV6 if self.savefile.is_some() => {
+                    let b0 = self.loopback_af(AF_INET6_BSD)?;
+                    let b1 = self.loopback_af(AF_INET6_FREEBSD)?;
+                    let b1 = self.or(b0, b1);
+                    let b0 = self.loopback_af(AF_INET6_DARWIN)?;
+                    Ok(self.or(b0, b1))
+                }
+                IPV6 => self.loopback_af(AF_INET6_LINUX),
+                _ => Ok(self.t.never()),
+            },
+            Kind::Ppp if link.link_type == LinkType::PPP_BSDOS && ll_proto == IP => {
+                // IPv4, or Van Jacobson compressed or uncompressed TCP/IP.
+                let off = link.off_linktype.unwrap_or(2);
+                let b0 = type_h(self, off, 0x21)?;
+                let b1 = type_h(self, off, 0x2d)?;
+                let b1 = self.or(b0, b1);
+                let b0 = type_h(self, off, 0x2f)?;
+                Ok(self.or(b1, b0))
             }
             Kind::Ppp => type_h(self, link.off_linktype.unwrap_or(2), link::ppp_type(ll_proto)),
             Kind::Llc | Kind::Wlan | Kind::Pflog => {
@@ -115,7 +154,77 @@ impl<T: Target> Gen<'_, T> {
                 let v = if ll_proto == llcsap::ISONS { 0xfefe } else { ll_proto };
                 type_h(self, link.off_linktype.unwrap_or(2), v)
             }
+            Kind::Arcnet => {
+                // ARCnet protocol IDs, RFC 1201's and (for IPv4 and ARP) RFC 1051's.
+                let id = |g: &mut Self, v: u32| g.eq(Base::LinkType, 0, Size::B, v);
+                match ll_proto {
+                    IPV6 => id(self, 0xc4),
+                    IP | ARP => {
+                        let (new, old) = if ll_proto == IP { (0xd4, 0xf0) } else { (0xd5, 0xf1) };
+                        let b0 = id(self, new)?;
+                        let b1 = id(self, old)?;
+                        Ok(self.or(b0, b1))
+                    }
+                    REVARP => id(self, 0xd6),
+                    ATALK => id(self, 0xdd),
+                    _ => Ok(self.t.never()),
+                }
+            }
+            Kind::Frelay => {
+                // The UI control byte and the NLPID (gencode assumes a two-byte address).
+                let nlpid = |g: &mut Self, v: u32| g.eq(Base::LinkHdr, 2, Size::H, 0x0300 | v);
+                match ll_proto {
+                    IP => nlpid(self, 0xcc),
+                    IPV6 => nlpid(self, 0x8e),
+                    llcsap::ISONS => {
+                        let b0 = nlpid(self, osi::CLNP)?;
+                        let b1 = nlpid(self, osi::ESIS)?;
+                        let b2 = nlpid(self, osi::ISIS)?;
+                        let b2 = self.or(b1, b2);
+                        Ok(self.or(b0, b2))
+                    }
+                    _ => Ok(self.t.never()),
+                }
+            }
+            // Only the magic cookie "MGC" (gencode: "just lets verify the magic number").
+            Kind::Juniper => self.cmp(Base::LinkHdr, 0, Size::W, Cmp::Eq, 0x4d47_4300, 0xffff_ff00),
+            // The MS/TP preamble.
+            Kind::MsTp => self.cmp(Base::LinkHdr, 0, Size::W, Cmp::Eq, 0x55ff_0000, 0xffff_0000),
+            Kind::Ipnet => match ll_proto {
+                IP => self.eq(Base::LinkType, 0, Size::B, 2),
+                IPV6 => self.eq(Base::LinkType, 0, Size::B, 26),
+                _ => Ok(self.t.never()),
+            },
+            Kind::Ltalk => Ok(if ll_proto == ATALK { self.t.always() } else { self.t.never() }),
+            Kind::TypeField => type_h(self, link.off_linktype.unwrap_or(0), ll_proto),
+            Kind::SunAtm => {
+                // `linktype` handles SunATM before calling this.
+                Err(CompileError::unsupported("SunATM link-layer types here", None))
+            }
+            Kind::Opaque => Err(CompileError::new(
+                K::NotOnLinkType { what: LinkFeature::LinkProtocol, link: link.link_type },
+                None,
+            )),
         }
+    }
+
+    /// gencode's `gen_loopback_linktype`: the 32-bit address family of DLT_NULL and DLT_ENC
+    /// is in the byte order of the system that wrote it (the capture file's, or this host's
+    /// without one); DLT_LOOP's is big-endian.
+    fn loopback_af(&mut self, af: u32) -> R<T::Pred> {
+        let little = match self.savefile {
+            Some(order) => order == ByteOrder::Little,
+            None => ByteOrder::native() == ByteOrder::Little,
+        };
+        let v = if self.link.kind == link::Kind::Null && little { af.swap_bytes() } else { af };
+        self.eq(Base::LinkHdr, 0, Size::W, v)
+    }
+
+    /// gencode's `gen_prevlinkhdr_check` after `lane`: the LANE frame does not begin with the
+    /// LE control marker 0xff00 (the SunATM pseudo-header is at the start of the packet).
+    pub(super) fn lane_data(&mut self) -> R<T::Pred> {
+        let b0 = self.eq(Base::Packet, SUNATM_PKT_BEGIN, Size::H, 0xff00)?;
+        Ok(self.not(b0))
     }
 
     /// gencode's `gen_ether_linktype` and `gen_linux_sll_linktype` for 802.2/SNAP-encapsulated
@@ -228,7 +337,10 @@ impl<T: Target> Gen<'_, T> {
                 let b1 = self.not(b1);
                 Ok(self.and(b0, b1))
             }
+            link::Kind::Llc if self.link.link_type == LinkType::ATM_CLIP => Err(not_here()),
             link::Kind::Llc => Ok(self.t.always()),
+            // LLC encapsulation in the ATM pseudo-header.
+            link::Kind::SunAtm => self.atm_field(AtmField::ProtoType, Cmp::Eq, PT_LLC),
             _ => Err(not_here()),
         }
     }

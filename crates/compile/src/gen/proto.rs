@@ -36,9 +36,9 @@ impl<T: Target> Gen<'_, T> {
             Proto::Mopdl => self.linktype(ethertype::MOPDL),
             Proto::Moprc => self.linktype(ethertype::MOPRC),
             Proto::Iso => self.linktype(link::llcsap::ISONS),
-            Proto::Clnp => self.proto(0x81, Some(Proto::Iso)),
-            Proto::Esis => self.proto(0x82, Some(Proto::Iso)),
-            Proto::Isis => self.proto(0x83, Some(Proto::Iso)),
+            Proto::Clnp => self.proto(osi::CLNP, Some(Proto::Iso)),
+            Proto::Esis => self.proto(osi::ESIS, Some(Proto::Iso)),
+            Proto::Isis => self.proto(osi::ISIS, Some(Proto::Iso)),
             // IS-IS PDU types: L1/L2 LAN hello 15/16, point-to-point hello 17, L1/L2 LSP
             // 18/20, CSNP 24/25, PSNP 26/27.
             Proto::L1 => self.isis_any(&[15, 17, 18, 24, 26]),
@@ -117,13 +117,17 @@ impl<T: Target> Gen<'_, T> {
                 }
                 self.linktype(v)
             }
+            // Frame Relay carries the NLPID itself: one test (gencode's special case).
+            Some(Proto::Iso) if self.link.kind == link::Kind::Frelay => {
+                self.eq(Base::LinkHdr, 2, Size::H, 0x0300 | v)
+            }
             Some(Proto::Iso) => {
                 let b0 = self.linktype(link::llcsap::ISONS)?;
                 let b1 = self.eq(Base::NoSnap, 0, Size::B, v)?;
                 Ok(self.and(b0, b1))
             }
             Some(Proto::Isis) => {
-                let b0 = self.proto(0x83, Some(Proto::Iso))?;
+                let b0 = self.proto(osi::ISIS, Some(Proto::Iso))?;
                 let b1 = self.eq(Base::NoSnap, 4, Size::B, v)?;
                 Ok(self.and(b0, b1))
             }
@@ -176,9 +180,9 @@ impl<T: Target> Gen<'_, T> {
         if proto == Some(Proto::Iso) {
             // pcap_nametoosi
             return match s {
-                "clnp" => Ok(0x81),
-                "esis" => Ok(0x82),
-                "isis" => Ok(0x83),
+                "clnp" => Ok(osi::CLNP),
+                "esis" => Ok(osi::ESIS),
+                "isis" => Ok(osi::ISIS),
                 _ => Err(CompileError::new(
                     K::NameUnknown { what: NameKind::OsiProto, name: s.into() },
                     None,

@@ -51,9 +51,9 @@ impl Gen<'_, Bpf> {
         let b0 = self.linktype(if v6 { ethertype::IPV6 } else { ethertype::IP })?;
         let nl = self.link.nl();
         let start = if v6 {
-            vec![Stmt::Ld(Src::Abs(Size::B, nl + 6)), Stmt::Ldx(XSrc::Imm(40))]
+            vec![Stmt::Ld(Src::Abs(Size::B, nl.wrapping_add(6))), Stmt::Ldx(XSrc::Imm(40))]
         } else {
-            vec![Stmt::Ld(Src::Abs(Size::B, nl + 9)), Stmt::Ldx(XSrc::Msh(nl))]
+            vec![Stmt::Ld(Src::Abs(Size::B, nl.wrapping_add(9))), Stmt::Ldx(XSrc::Msh(nl))]
         };
         let k = |v| Operand::K(v);
         // Built from the last step back to the first: `next` is the rest of the walk.
@@ -92,7 +92,7 @@ impl Gen<'_, Bpf> {
                 let body = self.t.b.straight(vec![
                     Stmt::Ld(Src::Ind(Size::B, nl)),
                     Stmt::St(reg),
-                    Stmt::Ld(Src::Ind(Size::B, nl + 1)),
+                    Stmt::Ld(Src::Ind(Size::B, nl.wrapping_add(1))),
                     Stmt::Alu(AluOp::Add, k(1)),
                     Stmt::Alu(AluOp::Mul, k(8)),
                     Stmt::Alu(AluOp::Add, Operand::X),

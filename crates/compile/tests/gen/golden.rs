@@ -3,7 +3,7 @@
 //! `BLESS=1` rewrites them.
 
 use crate::common::{link, unoptimized};
-use sift_compile::pipeline;
+use sift_compile::pipeline::{self, ByteOrder};
 use sift_filter::TableResolver;
 
 fn render(cases: &[(&str, &str)]) -> String {
@@ -120,8 +120,83 @@ fn errors() {
             ("EN10MB", "type data"),
             ("EN10MB", "link proto 65536"),
             ("EN10MB", "radio[0] = 1"),
-            ("7", "ip"),
+            ("7", "ether host 00:11:22:33:44:55"),
+            ("NFLOG", "ip"),
+            ("EN10MB", "vpi 1"),
+            ("EN10MB", "fisu"),
+            ("EN10MB", "link host $12"),
+            ("ARCNET", "host $12"),
             ("LINUX_SLL", "ether proto 1000"),
         ],
     );
+}
+
+/// Golden cases for the link types beyond Ethernet-like, IP and 802.11 ones (`linktypes.rs`
+/// checks each listing against libpcap's): `LINK` alone compiles as for no capture file,
+/// `LINK le`/`LINK be` as for a little- or big-endian one.
+pub const LINK_TYPE_CASES: &[(&str, &str)] = &[
+    ("NULL", "ip6"),
+    ("NULL le", "ip6"),
+    ("NULL be", "ip6"),
+    ("NULL be", "ip"),
+    ("LOOP le", "ip6"),
+    ("ENC be", "tcp"),
+    ("ARCNET", "ip"),
+    ("ARCNET", "link host $c0"),
+    ("ARCNET_LINUX", "arp or broadcast"),
+    ("FRELAY", "iso"),
+    ("FRELAY", "isis"),
+    ("FRELAY", "tcp port 80"),
+    ("MFR", "greater 1000"),
+    ("SUNATM", "ip"),
+    ("SUNATM", "lane and ether host 1:2:3:4:5:6"),
+    ("SUNATM", "vpi != 1 and vci < 32"),
+    ("SUNATM", "connectmsg"),
+    ("ATM_RFC1483", "atalk"),
+    ("ATM_CLIP", "llc"),
+    ("IPNET", "ip6 and inbound"),
+    ("LTALK", "atalk or ip"),
+    ("PPP_BSDOS", "ip"),
+    ("SLIP_BSDOS", "ip6"),
+    ("SYMANTEC_FIREWALL", "arp"),
+    ("BACNET_MS_TP", "udp"),
+    ("JUNIPER_ETHER", "ip and outbound"),
+    ("JUNIPER_ES", "tcp port 80"),
+    ("MTP2", "lssu"),
+    ("MTP2_WITH_PHDR", "dpc == 1 or sls (1 or 9)"),
+    ("ERF", "opc <= 2"),
+    ("NFLOG", "len > 100 and link[0] = 2"),
+    ("IPOIB", "less 64"),
+    ("IEEE802_15_4", "link[0:2] & 0x7 = 1"),
+];
+
+/// A [`LINK_TYPE_CASES`] name: the link type and the capture file's byte order, if any.
+pub fn link_and_file(name: &str) -> (pipeline::LinkType, Option<ByteOrder>) {
+    let mut words = name.split_whitespace();
+    let lt = link(words.next().expect("a link type"));
+    let file = match words.next() {
+        Some("le") => Some(ByteOrder::Little),
+        Some("be") => Some(ByteOrder::Big),
+        _ => None,
+    };
+    (lt, file)
+}
+
+#[test]
+fn link_types() {
+    let resolver = TableResolver::well_known();
+    let mut out = String::new();
+    for &(name, expr) in LINK_TYPE_CASES {
+        let (lt, file) = link_and_file(name);
+        let opts = unoptimized(lt, &resolver).savefile(file);
+        out.push_str(&format!("== {name}: {expr}\n"));
+        match pipeline::compile(expr, &opts) {
+            Ok(c) => out.push_str(&sift_insn::text::listing(c.program.insns())),
+            Err(e) => out.push_str(&e.render(expr)),
+        }
+        out.push('\n');
+    }
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gen/linktypes.txt");
+    sift_testkit::golden(&path, &out);
 }

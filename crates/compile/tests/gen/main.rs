@@ -17,6 +17,7 @@ mod golden;
 mod harness;
 mod identity;
 mod lift;
+mod linktypes;
 mod prop;
 mod protochain;
 mod robustness;
