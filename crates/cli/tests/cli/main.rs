@@ -11,6 +11,8 @@ mod changed_input;
 mod copy;
 /// `sift diff` over the libpcap corpus's expressions.
 mod diff;
+/// Filter mistakes: sift's located messages (golden).
+mod errors;
 /// `sift -r X -w A EXPR` against tcpdump, on samples and generated captures.
 mod filter;
 /// tcpdump's command-line habits, flags, local time, exit statuses; output errors, bounded
