@@ -4,7 +4,10 @@
 //! checked against the first one's verdicts, then timed for at least `--seconds`); this module
 //! prints a line per engine, `NAME  <ns> ns/packet  <Mpps> Mpps  accepted <n>  (what it cost to
 //! prepare)`, and draws the chart (`--plot`). `libpcap` is the system libpcap's `bpf_filter`,
-//! loaded with dlopen, as the reference.
+//! loaded with dlopen, as the reference. `interp` and `jit` run on batches of packets, as
+//! `sift -r` runs them (`interp-single` and `jit-single`: one call per packet); every run
+//! starts with the line `floor  <ns> ns/packet  …`: a pass that loads each packet's first byte
+//! and filters nothing, the bound no engine can beat on that capture.
 //!
 //! The filter is either a classic BPF program (`--program PROG`, every engine runs the same
 //! instructions) or a pcap-filter expression, which each engine compiles its own way (sift,
@@ -22,10 +25,14 @@ use sift::bench::{Bench, Detail, Engine, LoadError, Outcome, Packets, PrepareErr
 /// Engines `sift bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BenchEngine {
-    /// The reference interpreter.
+    /// The reference interpreter, on batches of 1,024 packets (as `sift -r` runs it).
     Interp,
-    /// The x86-64 JIT.
+    /// The x86-64 JIT, on batches of 1,024 packets (as `sift -r` runs it).
     Jit,
+    /// The reference interpreter, one call per packet.
+    InterpSingle,
+    /// The x86-64 JIT, one call per packet.
+    JitSingle,
     /// The system libpcap's `bpf_filter` (dlopen).
     Libpcap,
     /// The Linux kernel: the program translated to eBPF, timed by `BPF_PROG_TEST_RUN` (root).
@@ -43,6 +50,7 @@ pub struct BenchArgs {
     #[arg(short = 'r', value_name = "CAPTURE")]
     pub capture: PathBuf,
     /// An engine to run (repeat for several, or `all`); default: interp, jit and libpcap.
+    /// Every run also prints the floor: a pass loading each packet's first byte, no filter.
     #[arg(long = "engine", value_enum)]
     pub engines: Vec<BenchEngine>,
     /// The classic BPF program (any text form: tcpdump -d/-dd/-ddd, bpf_asm), instead of an
@@ -72,6 +80,8 @@ impl BenchEngine {
         match self {
             BenchEngine::Interp => &[Engine::Interp],
             BenchEngine::Jit => &[Engine::Jit],
+            BenchEngine::InterpSingle => &[Engine::InterpSingle],
+            BenchEngine::JitSingle => &[Engine::JitSingle],
             BenchEngine::Libpcap => &[Engine::Libpcap],
             BenchEngine::Kernel => &[Engine::Kernel],
             BenchEngine::Cspf => &[Engine::Cspf],
@@ -116,6 +126,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let min_time = Duration::from_secs_f64(args.seconds.max(0.01));
     let bench = Bench::new(&packets, min_time, args.cspf_indirect);
+    let floor = bench.floor();
     let mut figures = Vec::new();
     for (i, (name, subject)) in subjects.into_iter().enumerate() {
         if i > 0 {
@@ -137,19 +148,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             },
             prepared.program.insns().len()
         )?;
+        if i == 0 {
+            outln!(
+                "{:<13} {floor:8.2} ns/packet {:8.2} Mpps  (no filter: each packet's first byte \
+                 loaded, the bound for any engine)",
+                "floor",
+                1e3 / floor
+            )?;
+        }
         for &engine in &engines {
             match bench.run(engine, &mut prepared)? {
                 Outcome::Timed(f) => {
                     let (ns, accepted) = (f.ns_per_packet, f.accepted);
                     let name_ = engine.name();
                     outln!(
-                        "{name_:<8} {ns:8.2} ns/packet {:8.2} Mpps  accepted {accepted}  ({})",
+                        "{name_:<13} {ns:8.2} ns/packet {:8.2} Mpps  accepted {accepted}  ({})",
                         1e3 / ns,
                         note(&f.detail)
                     )?;
                     figures.push(Figure { filter: name.clone(), engine: name_, ns });
                 }
-                Outcome::Unavailable(why) => outln!("{:<8} unavailable: {why}", engine.name())?,
+                Outcome::Unavailable(why) => outln!("{:<13} unavailable: {why}", engine.name())?,
             }
         }
     }
@@ -163,14 +182,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
 /// What preparing an engine cost, in words.
 fn note(detail: &Detail) -> String {
     match detail {
-        Detail::Interp { prepare, instructions, executed_per_packet } => format!(
+        Detail::Interp { prepare, instructions, executed_per_packet, batch } => format!(
             "prepare {:.1} µs, {instructions} instructions, {executed_per_packet:.1} executed per \
-             packet",
-            micros(*prepare)
+             packet, {}",
+            micros(*prepare),
+            per_call(*batch)
         ),
-        Detail::Jit { compile, code_bytes } => {
-            format!("compile {:.1} µs, code {code_bytes} bytes", micros(*compile))
-        }
+        Detail::Jit { compile, code_bytes, batch } => format!(
+            "compile {:.1} µs, code {code_bytes} bytes, {}",
+            micros(*compile),
+            per_call(*batch)
+        ),
         Detail::Libpcap { version, compiled: None } => version.clone(),
         Detail::Libpcap { version, compiled: Some((t, n)) } => {
             format!("pcap_compile -O {:.1} µs to {n} instructions, {version}", micros(*t))
@@ -202,6 +224,11 @@ fn figures_table(figures: &[Figure]) -> Vec<(String, Vec<(&'static str, f64)>)> 
         }
     }
     out
+}
+
+/// How many packets an engine got per call, in words.
+fn per_call(batch: usize) -> String {
+    if batch == 1 { "one call per packet".to_owned() } else { format!("batches of {batch}") }
 }
 
 fn micros(d: Duration) -> f64 {
