@@ -27,7 +27,7 @@ use sift_verify::{Mode, Validated};
 
 /// How many packets the offline paths hand an engine at once: batches of a thousand packets or
 /// more keep the cost of starting the engines' loads ahead small (measured on a 114 MB capture,
-/// `crates/jit/examples/batch_figures.rs`); a batch's descriptors and verdicts (40 KB) stay in
+/// `crates/jit/examples/batch_figures.rs`); a batch's descriptors and verdicts (36 KB) stay in
 /// the L2 cache.
 pub const BATCH_PACKETS: usize = 1024;
 
