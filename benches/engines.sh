@@ -10,8 +10,9 @@
 # run as `sift -r` runs them, on batches of packets (`interp`, `jit`); libpcap's bpf_filter has
 # no batch form and runs one call per packet. Each engine is timed RUNS times (default 3),
 # alternating with the others in the same `sift bench` run; the median is kept. Ratios are
-# libpcap / engine; `floor` is what `sift bench` prints first, a pass that loads each packet's
-# first byte and filters nothing, and `l/floor` the largest ratio any engine could reach.
+# libpcap / engine. The floors are timed in the same turns: `floor`, a pass that loads each
+# packet's first byte and filters nothing, and `floor-pf`, the same load through the JIT's batch
+# loop with its prefetch, the bound of `jit` (`l/fpf`: the largest ratio the JIT could reach).
 #
 # With SIFT_SINGLE=1 the engines' one-call-per-packet forms (`interp-single`, `jit-single`) are
 # timed too (columns is, js and their ratios).
@@ -32,7 +33,7 @@ filters=(
     'icmp6 or (ip6 and udp port 53)'
     'vlan and ip and host 10.1.2.3'
 )
-engines=(interp jit libpcap)
+engines=(interp jit libpcap floor floor-pf)
 [ -n "${SIFT_SINGLE:-}" ] && engines+=(interp-single jit-single)
 rounds=()
 for _ in $(seq "$runs"); do
@@ -41,8 +42,8 @@ done
 echo "$("$sift" bench -r "$cap" --seconds 0.01 --engine jit -- ip | head -1 | cut -d, -f1);" \
     "$runs runs of ${seconds}s per engine, medians"
 table() { # mode: program | expression
-    local head=("filter ($1)" interp jit libpcap floor "l/i" "l/j" "l/floor")
-    local fmt='%-80s %8s %8s %8s %6s %7s %7s %7s'
+    local head=("filter ($1)" interp jit libpcap floor floor-pf "l/i" "l/j" "l/fpf")
+    local fmt='%-80s %8s %8s %8s %6s %8s %7s %7s %7s'
     if [ -n "${SIFT_SINGLE:-}" ]; then
         head+=(is js "l/is" "l/js")
         fmt+=' %8s %8s %7s %7s'
@@ -80,8 +81,9 @@ def medians(text):
             out.setdefault(parts[0], []).append(float(parts[1]))
     return {k: statistics.median(v) for k, v in out.items()}
 now, old = medians("""$out"""), medians("""$before""")
-i, j, l, fl = now["interp"], now["jit"], now["libpcap"], now["floor"]
-line = f"{sys.argv[1]:80} {i:8.2f} {j:8.2f} {l:8.2f} {fl:6.2f} {l / i:6.2f}x {l / j:6.2f}x {l / fl:6.2f}x"
+i, j, l = now["interp"], now["jit"], now["libpcap"]
+fl, fp = now["floor"], now["floor-pf"]
+line = f"{sys.argv[1]:80} {i:8.2f} {j:8.2f} {l:8.2f} {fl:6.2f} {fp:8.2f} {l / i:6.2f}x {l / j:6.2f}x {l / fp:6.2f}x"
 if "interp-single" in now:
     si, sj = now["interp-single"], now["jit-single"]
     line += f" {si:8.2f} {sj:8.2f} {l / si:6.2f}x {l / sj:6.2f}x"

@@ -263,6 +263,7 @@ fn bench_and_diff_return_figures_and_verdicts() {
         }
     }
     assert!(bench.floor() > 0.0);
+    assert!(bench.floor_prefetched().unwrap() > 0.0);
     let mut engines = sift::diff::Engines::new(false);
     match engines.compare("tcp and not tcp", &packets).unwrap() {
         sift::diff::Comparison::Compared { engines, .. } => {

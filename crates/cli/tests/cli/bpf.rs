@@ -371,7 +371,7 @@ fn bench_takes_an_expression() {
 
 /// `sift bench --engine all --compare … --plot`: a line per engine (interp and jit in batches
 /// and one call per packet, libpcap, kernel, cspf) for each expression, instructions executed
-/// for the two VMs, the floor once, and a chart.
+/// for the two VMs, the floors once, and a chart.
 #[test]
 fn bench_all_engines_compare_and_plot() {
     let cap = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
@@ -400,8 +400,10 @@ fn bench_all_engines_compare_and_plot() {
         let lines = out.lines().filter(named).filter(|l| l.contains("ns/packet"));
         assert_eq!(lines.count(), exprs.len(), "{engine}:\n{out}");
     }
-    // The floor, once per run.
-    assert_eq!(out.lines().filter(|l| l.starts_with("floor ")).count(), 1, "{out}");
+    // The floors, once per run.
+    for floor in ["floor ", "floor-pf "] {
+        assert_eq!(out.lines().filter(|l| l.starts_with(floor)).count(), 1, "{out}");
+    }
     // The interpreter's counts, in batches and one call per packet; cspf's.
     assert_eq!(out.matches("executed per packet").count(), 3 * exprs.len(), "{out}");
     let chart = std::fs::read_to_string(&svg).unwrap();
