@@ -3,6 +3,8 @@
 //! `sift compile` is `tests/compile_cli.rs`). Oracle tests compare with tcpdump, editcap,
 //! mergecap, capinfos, tshark and libpcap where they are installed.
 
+/// The sequential path's batches: `-c N` and damage as one packet at a time.
+mod batches;
 /// `sift bpf …` (check, run, asm, disasm) and `sift bench` on files.
 mod bpf;
 /// An input truncated while it is read, or named as the output too.
