@@ -440,20 +440,79 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
         });
         sink = Some(open_sink(&args, precision, &fallback)?);
     }
+    let times = sink.as_ref().and_then(Sink::changed_times);
     let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
     let engine = filter.as_ref().map(Filter::engine_name);
-    let skipped = source.skipped_damage();
-    let warnings = Warnings { clipped: &source.clipped(), skipped: &skipped };
+    let inputs = source.reports();
+    let warnings = Warnings { inputs: &inputs, times, pcapng: args.pcapng };
     conclude(&args, engine, read, copied, warnings, outcome, finished, filter_failed)
 }
 
-/// What the readers changed or skipped, for the warnings at the end of a run.
+/// What the readers and the writer changed or skipped, for the warnings at the end of a run
+/// (each kind once, with a count and the first place).
 #[derive(Clone, Copy)]
 struct Warnings<'a> {
-    /// Records cut to the snapshot length, per input.
-    clipped: &'a [(String, sift_pcap::ClippedRecords)],
-    /// Damaged blocks skipped where libpcap reads on, per input.
-    skipped: &'a [(String, sift_pcap::SkippedDamage)],
+    /// Per input: records cut, damage skipped, values read as libpcap reads them.
+    inputs: &'a [sift::input::InputReport],
+    /// Times the output format could not hold as given (its name, and what was written).
+    times: Option<(&'static str, sift_pcap::ChangedTimestamps)>,
+    /// Whether the output is pcapng (a pcap record's odd fraction of a second is carried into
+    /// the seconds there; a pcap copy keeps it as recorded, as tcpdump's does).
+    pcapng: bool,
+}
+
+impl Warnings<'_> {
+    /// Prints the warnings on standard error.
+    fn print(&self) {
+        for input in self.inputs {
+            let shown = &input.shown;
+            if let Some(first) = input.skipped.first_offset {
+                errln!(
+                    "sift: warning: {shown}: {} damaged block(s) skipped (first at byte {first}), \
+                     as libpcap skips them",
+                    input.skipped.count
+                );
+            }
+            if let Some(first) = input.clipped.first_offset {
+                errln!(
+                    "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
+                     (first at byte {first}); delivered cut to the snapshot length, as libpcap does",
+                    input.clipped.count
+                );
+            }
+            let adjusted = &input.adjustments;
+            if let Some(first) = adjusted.first_snaplen {
+                errln!(
+                    "sift: warning: {shown}: {} bogus snapshot length(s) (first {first}) read as \
+                     the link type's largest, as libpcap reads them",
+                    adjusted.snaplens
+                );
+            }
+            if let (Some(first), true) = (adjusted.first_odd_fraction, self.pcapng) {
+                errln!(
+                    "sift: warning: {shown}: {} record(s) with a fraction of a second of a second \
+                     or more (first at byte {first}); written to pcapng as the time they stand for",
+                    adjusted.odd_fractions
+                );
+            }
+        }
+        if let Some((format, changed)) = self.times
+            && let Some(first) = changed.first
+        {
+            let how = if format == "pcap" {
+                "written modulo 2^32 seconds, as tcpdump writes them"
+            } else {
+                "written as the nearest time pcapng can count"
+            };
+            errln!(
+                "sift: warning: {} packet(s) with a time a {format} file cannot hold (first \
+                 {}.{:09} s from 1970); {how}",
+                changed.count,
+                first.secs,
+                first.nanos
+            );
+        }
+    }
 }
 
 /// The end of a run, sequential or parallel: warnings, the count or summary, and the exit
@@ -470,24 +529,7 @@ fn conclude(
     finished: anyhow::Result<()>,
     filter_failed: bool,
 ) -> anyhow::Result<ExitCode> {
-    for (shown, skipped) in warnings.skipped {
-        if let Some(first) = skipped.first_offset {
-            errln!(
-                "sift: warning: {shown}: {} damaged block(s) skipped (first at byte {first}), \
-                 as libpcap skips them",
-                skipped.count
-            );
-        }
-    }
-    for (shown, clipped) in warnings.clipped {
-        if let Some(first) = clipped.first_offset {
-            errln!(
-                "sift: warning: {shown}: {} record(s) held more bytes than the snapshot length \
-                 (first at byte {first}); delivered cut to the snapshot length, as libpcap does",
-                clipped.count
-            );
-        }
-    }
+    warnings.print();
     if args.count_only && !filter_failed {
         // tcpdump --count: the number of matching packets, on standard output.
         outln!("{copied} packet{}", if copied == 1 { "" } else { "s" })?;
@@ -562,6 +604,7 @@ fn run_parallel(
             _ => e.context(shown.clone()),
         }
     });
+    let times = sink.as_ref().and_then(Sink::changed_times);
     let finished = sink.map(Sink::finish).unwrap_or(Ok(()));
     // The input shrank under the copy: what was written after the last record known to be the
     // input's real bytes goes (a regular file only; a pipe has been read already).
@@ -574,8 +617,12 @@ fn run_parallel(
             .and_then(|f| f.set_len(complete))
             .with_context(|| path.display().to_string())?;
     }
-    let clipped = vec![(shown, totals.clipped)];
-    let warnings = Warnings { clipped: &clipped, skipped: &[] };
+    // The readers of the threads cut the records; the source read the file header.
+    let mut inputs = source.reports();
+    for input in &mut inputs {
+        input.clipped = totals.clipped;
+    }
+    let warnings = Warnings { inputs: &inputs, times, pcapng: false };
     Ok(Some(conclude(args, engine, totals.read, totals.kept, warnings, outcome, finished, false)))
 }
 
@@ -628,6 +675,11 @@ impl Sink {
             p.print(packet).context("standard output")?;
         }
         Ok(())
+    }
+
+    /// Times the `-w` file could not hold as given, if any.
+    fn changed_times(&self) -> Option<(&'static str, sift_pcap::ChangedTimestamps)> {
+        self.file.as_ref().map(|f| f.writer.changed_times())
     }
 
     fn finish(self) -> anyhow::Result<()> {

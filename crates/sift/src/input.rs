@@ -99,6 +99,20 @@ pub struct Source {
     room: Vec<Packet<'static>>,
 }
 
+/// What one input's reader changed, cut or skipped ([`Source::reports`]).
+#[derive(Clone, Debug)]
+pub struct InputReport {
+    /// The input as shown in messages.
+    pub shown: String,
+    /// Records cut to the snapshot length.
+    pub clipped: ClippedRecords,
+    /// Damaged blocks skipped where libpcap reads on (pcapng statistics blocks and the like).
+    pub skipped: sift_pcap::SkippedDamage,
+    /// Values read as libpcap reads them rather than as the file has them (bogus snapshot
+    /// lengths, fractions of a second of a second or more).
+    pub adjustments: sift_pcap::Adjustments,
+}
+
 /// Packets read together ([`Source::next_batch`]), with the interface list their `interface`
 /// indexes. While it lives, the source is borrowed; dropping it gives its room back to the
 /// source for the next batch.
@@ -240,23 +254,22 @@ impl Source {
         }
     }
 
-    /// Records cut to the snapshot length so far, per input (as shown in messages).
-    pub fn clipped(&self) -> Vec<(String, ClippedRecords)> {
+    /// What each input's reader cut, skipped or read differently from its file so far (as
+    /// shown in messages), for the warnings at the end of a run.
+    pub fn reports(&self) -> Vec<InputReport> {
         let inputs = match &self.inner {
             Inner::One(input) => std::slice::from_ref(input),
             Inner::Merged(merge) => &merge.inputs[..],
         };
-        inputs.iter().map(|i| (i.shown.clone(), i.reader.clipped_records())).collect()
-    }
-
-    /// Per input, the damaged blocks the reader skipped where libpcap reads on (pcapng statistics
-    /// blocks and the like: [`sift_pcap::SkippedDamage`]), for a warning.
-    pub fn skipped_damage(&self) -> Vec<(String, sift_pcap::SkippedDamage)> {
-        let inputs = match &self.inner {
-            Inner::One(input) => std::slice::from_ref(input),
-            Inner::Merged(merge) => &merge.inputs[..],
-        };
-        inputs.iter().map(|i| (i.shown.clone(), i.reader.skipped_damage())).collect()
+        inputs
+            .iter()
+            .map(|i| InputReport {
+                shown: i.shown.clone(),
+                clipped: i.reader.clipped_records(),
+                skipped: i.reader.skipped_damage(),
+                adjustments: i.reader.adjustments(),
+            })
+            .collect()
     }
 
     /// Bytes consumed so far and in all (0 when unknown, as for a pipe), for progress displays.

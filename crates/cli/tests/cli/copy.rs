@@ -327,3 +327,98 @@ fn usage_errors_exit_1_with_a_reason() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("/nonexistent/file.pcap"), "{}", stderr(&o));
 }
+
+/// A little-endian microsecond pcap file: `snaplen` in the header, Ethernet, one 60-byte record
+/// per `(seconds, fraction)` pair.
+fn pcap_file(snaplen: u32, times: &[(u32, u32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, snaplen, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for &(secs, frac) in times {
+        for v in [secs, frac, 60, 60] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&[0x11; 60]);
+    }
+    out
+}
+
+/// A little-endian pcapng file (microsecond interface, Ethernet): one 60-byte enhanced packet
+/// block per timestamp, given in microseconds since 1970.
+fn pcapng_file(micros: &[u64]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut block = |kind: u32, body: &[u8]| {
+        let len = 12 + body.len() as u32;
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(&len.to_le_bytes());
+    };
+    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&u64::MAX.to_le_bytes());
+    block(0x0a0d_0d0a, &shb);
+    let mut idb = 1u16.to_le_bytes().to_vec();
+    idb.extend_from_slice(&[0, 0]);
+    idb.extend_from_slice(&262_144u32.to_le_bytes());
+    block(1, &idb);
+    for &t in micros {
+        let mut epb = Vec::new();
+        for v in [0, (t >> 32) as u32, t as u32, 60, 60] {
+            epb.extend_from_slice(&v.to_le_bytes());
+        }
+        epb.extend_from_slice(&[0x22; 60]);
+        block(6, &epb);
+    }
+    out
+}
+
+/// Values a copy changes are copied as tcpdump copies them, and each kind is warned about once,
+/// with a count and the first value or place: a bogus snapshot length (read as 262144), times
+/// past 2106 from pcapng into pcap (wrapped), and odd fractions of a second into pcapng (carried
+/// into the seconds; a pcap copy keeps them as recorded, with no warning).
+#[test]
+fn changed_values_warn_once_with_a_count() {
+    let Some(t) = tools() else { return };
+    let dir = tempfile::tempdir().unwrap();
+
+    let bogus = dir.path().join("snaplen0.pcap");
+    std::fs::write(&bogus, pcap_file(0, &[(1, 0), (2, 0), (3, 0)])).unwrap();
+    let err = same_as_tcpdump(&t, &bogus, dir.path(), &[]);
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
+    assert!(err.contains("1 bogus snapshot length(s) (first 0) read as the link type's largest"));
+    assert_eq!(&read(&dir.path().join("ours.out"))[16..20], &262_144u32.to_le_bytes());
+
+    let odd = dir.path().join("odd.pcap");
+    std::fs::write(&odd, pcap_file(65_535, &[(1, 1_500_000), (2, 10), (3, 2_000_000)])).unwrap();
+    let err = same_as_tcpdump(&t, &odd, dir.path(), &[]);
+    assert!(!err.contains("warning"), "a pcap copy keeps the fields: {err}");
+    let o = run(sift().arg("-r").arg(&odd).arg("--pcapng").arg("-w").arg(dir.path().join("o.ng")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "2 record(s) with a fraction of a second of a second or more (first at byte 24)"
+        ),
+        "{err}"
+    );
+
+    let late = dir.path().join("late.pcapng");
+    let past_2106 = (1u64 << 32) * 1_000_000 + 5_000_000;
+    std::fs::write(&late, pcapng_file(&[1_000_000, past_2106, past_2106 + 1, 7])).unwrap();
+    let err = same_as_tcpdump(&t, &late, dir.path(), &[]);
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "2 packet(s) with a time a pcap file cannot hold (first 4294967301.000000000 s"
+        ),
+        "{err}"
+    );
+
+    // Nothing changed: no warning.
+    let plain = generate(dir.path(), "plain.pcap", &["-c", "20"]);
+    let err = same_as_tcpdump(&t, &plain, dir.path(), &[]);
+    assert!(!err.contains("warning"), "{err}");
+}

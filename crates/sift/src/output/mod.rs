@@ -208,6 +208,17 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Packets written so far with a time the format cannot hold as given, for a warning
+    /// (once, with the count): pcap writes it modulo 2^32 seconds, as tcpdump does
+    /// ([`PcapWriter::wrapped`]); pcapng, the nearest time it can count
+    /// ([`PcapngWriter::clamped`]). The format's name says which.
+    pub fn changed_times(&self) -> (&'static str, sift_pcap::ChangedTimestamps) {
+        match &self.kind {
+            Kind::Pcap { writer, .. } => ("pcap", writer.wrapped()),
+            Kind::Pcapng { writer, .. } => ("pcapng", writer.clamped()),
+        }
+    }
+
     /// The pcap writer underneath, for [`crate::parallel::copy`]; `None` for pcapng.
     pub fn pcap_writer(&mut self) -> Option<&mut PcapWriter<W>> {
         match &mut self.kind {
