@@ -176,9 +176,15 @@ fn filtered_copies_equal_tcpdumps() {
         .iter()
         .map(|n| samples.join(n))
         .collect();
-    // Not NULL/LOOP: there sift follows libpcap 1.11 (address families in both byte orders and
-    // every OS's AF_INET6 value), which the installed 1.10 does not (sift-filetests' known.rs).
-    for (link, seed) in [("EN10MB", "1"), ("RAW", "2"), ("LINUX_SLL", "3"), ("LINUX_SLL2", "4")] {
+    let links = [
+        ("EN10MB", "1"),
+        ("RAW", "2"),
+        ("LINUX_SLL", "3"),
+        ("LINUX_SLL2", "4"),
+        ("NULL", "5"),
+        ("LOOP", "6"),
+    ];
+    for (link, seed) in links {
         let path = dir.path().join(format!("gen-{link}.pcap"));
         let o = Command::new(env!("CARGO_BIN_EXE_sift"))
             .args(["gen", "-c", "1500", "--truncate", "0.05", "-y", link, "--seed", seed, "-w"])
@@ -206,16 +212,10 @@ fn filtered_copies_equal_tcpdumps() {
             continue;
         };
         let link = first.to_string();
-        // On BSD loopback sift follows libpcap 1.11's address families for IPv6, which the
-        // installed 1.10 does not have (sift-filetests' known.rs): IPv4 only there.
-        let loopback = matches!(link.as_str(), "NULL" | "LOOP");
         let (fixed, generated) = if i >= first_corpus { (16, 6) } else { (EXPRESSIONS.len(), 25) };
         let mut exprs: Vec<String> =
             EXPRESSIONS.iter().take(fixed).map(|s| s.to_string()).collect();
         exprs.extend(sift_filetests::exprgen::ExprGen::new(7, &link).take(generated));
-        exprs.retain(|e| {
-            !(loopback && (e.contains("ip6") || e.contains("icmp6") || e.contains(':')))
-        });
         for expr in &exprs {
             match run_both(&tcpdump, capture, expr, dir.path()) {
                 Outcome::Same { written, optimizer_differs } => {
@@ -252,11 +252,9 @@ fn every_supported_link_type_on_generated_frames() {
     let (mut same, mut refused, mut unsupported, mut newer, mut links) = (0, 0, 0, 0, Vec::new());
     let mut uninit = 0;
     for link in sift_filetests::LinkType::all() {
-        // ENC: tcpdump 4.99 with libpcap 1.10 compiles filters for an ENC *file* with the BSD
-        // loopback address-family tests (AF_INET6 as 24, 28 and 30), unlike `tcpdump -y ENC`,
-        // pcap_compile on DLT_ENC and the corpus, which sift follows. NULL and LOOP: sift
-        // follows libpcap 1.11's address families (known.rs), which 1.10 does not have.
-        if !pipeline::supports(link) || matches!(link.name().unwrap(), "ENC" | "NULL" | "LOOP") {
+        // NULL, LOOP and ENC included: sift compiles for the file, as tcpdump does (address
+        // families in the file's byte order, AF_INET6 as 24, 28 and 30).
+        if !pipeline::supports(link) {
             continue;
         }
         let set = sift_filetests::PacketSet::generate(link, 0x11, 300, 40);
@@ -272,12 +270,8 @@ fn every_supported_link_type_on_generated_frames() {
             }
             w.finish().unwrap();
         }
-        let loopback = matches!(link.name().unwrap(), "NULL" | "LOOP");
         let mut exprs: Vec<String> = EXPRESSIONS.iter().take(12).map(|s| s.to_string()).collect();
         exprs.extend(sift_filetests::exprgen::ExprGen::new(11, link.name().unwrap()).take(12));
-        exprs.retain(|e| {
-            !(loopback && (e.contains("ip6") || e.contains("icmp6") || e.contains(':')))
-        });
         let before = same;
         for expr in &exprs {
             match run_both(&tcpdump, &path, expr, dir.path()) {
