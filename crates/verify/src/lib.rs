@@ -444,7 +444,10 @@ mod tests {
             assert_eq!(a.insns(), &ok[..]);
             assert_eq!(a.validated().mode(), mode);
         }
-        assert_eq!(reason(&p(&[(0x28, 0, 0, 12)]), Mode::LibpcapLoops), Some((0, Reason::LastNotRet)));
+        assert_eq!(
+            reason(&p(&[(0x28, 0, 0, 12)]), Mode::LibpcapLoops),
+            Some((0, Reason::LastNotRet))
+        );
         let shift = p(&[(0x64, 0, 0, 32), (0x16, 0, 0, 0)]);
         assert!(validate(&shift, Mode::LibpcapLoops).is_ok());
     }

@@ -54,10 +54,7 @@ fn libpcap_loops_mode_accepts_what_libpcap_runs() {
             Ok(v) if v.is_acyclic() => assert!(forward.is_ok(), "{prog:?}"),
             Ok(_) => {
                 loops += 1;
-                assert!(
-                    matches!(forward, Err(e) if e.reason == Reason::JumpBackward),
-                    "{prog:?}"
-                );
+                assert!(matches!(forward, Err(e) if e.reason == Reason::JumpBackward), "{prog:?}");
             }
             Err(_) => assert!(forward.is_err(), "{prog:?}"),
         }
