@@ -4,7 +4,13 @@
 //! checked against the first one's verdicts, then timed for at least `--seconds`); this module
 //! prints a line per engine, `NAME  <ns> ns/packet  <Mpps> Mpps  accepted <n>  (what it cost to
 //! prepare)`, and draws the chart (`--plot`). `libpcap` is the system libpcap's `bpf_filter`,
-//! loaded with dlopen, as the reference.
+//! loaded with dlopen, as the reference. `interp` and `jit` run on batches of packets, as
+//! `sift -r` runs them (`interp-single` and `jit-single`: one call per packet). Every run
+//! reports the floor, what filtering costs at least on that capture: `floor`, a pass that
+//! loads each packet's first byte and filters nothing, and `floor-pf`, the same load through
+//! the JIT's batch loop with its prefetch of the packets ahead (the bound of `jit`). Both come
+//! first unless asked for with `--engine` (then where asked, as often as asked, to alternate
+//! them with the engines).
 //!
 //! The filter is either a classic BPF program (`--program PROG`, every engine runs the same
 //! instructions) or a pcap-filter expression, which each engine compiles its own way (sift,
@@ -18,21 +24,31 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use sift::bench::{Bench, Detail, Engine, LoadError, Outcome, Packets, PrepareError, Subject};
+use sift::error_line;
 
 /// Engines `sift bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BenchEngine {
-    /// The reference interpreter.
+    /// The reference interpreter, on batches of 1,024 packets (as `sift -r` runs it).
     Interp,
-    /// The x86-64 JIT.
+    /// The x86-64 JIT, on batches of 1,024 packets (as `sift -r` runs it).
     Jit,
+    /// The reference interpreter, one call per packet.
+    InterpSingle,
+    /// The x86-64 JIT, one call per packet.
+    JitSingle,
+    /// No filter: a pass loading each packet's first byte (printed first unless asked for).
+    Floor,
+    /// No filter: each packet's first byte loaded through the JIT's batch loop, with its
+    /// prefetch (printed first unless asked for).
+    FloorPf,
     /// The system libpcap's `bpf_filter` (dlopen).
     Libpcap,
     /// The Linux kernel: the program translated to eBPF, timed by `BPF_PROG_TEST_RUN` (root).
     Kernel,
     /// The 1987 CSPF stack machine, compiled from the expression where it can express it.
     Cspf,
-    /// All of the above.
+    /// All of the above but the floors (printed first anyway).
     All,
 }
 
@@ -43,6 +59,8 @@ pub struct BenchArgs {
     #[arg(short = 'r', value_name = "CAPTURE")]
     pub capture: PathBuf,
     /// An engine to run (repeat for several, or `all`); default: interp, jit and libpcap.
+    /// Every run also reports the floors (floor, floor-pf): each packet's first byte loaded,
+    /// no filter.
     #[arg(long = "engine", value_enum)]
     pub engines: Vec<BenchEngine>,
     /// The classic BPF program (any text form: tcpdump -d/-dd/-ddd, bpf_asm), instead of an
@@ -66,17 +84,33 @@ pub struct BenchArgs {
     pub expression: Vec<String>,
 }
 
+/// What one line of `sift bench` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Line {
+    /// An engine, on the filter.
+    Engine(Engine),
+    /// The floor ([`Bench::floor`]).
+    Floor,
+    /// The JIT's floor ([`Bench::floor_prefetched`]).
+    FloorPf,
+}
+
 impl BenchEngine {
-    /// The library's engines this stands for.
-    fn engines(self) -> &'static [Engine] {
-        match self {
-            BenchEngine::Interp => &[Engine::Interp],
-            BenchEngine::Jit => &[Engine::Jit],
-            BenchEngine::Libpcap => &[Engine::Libpcap],
-            BenchEngine::Kernel => &[Engine::Kernel],
-            BenchEngine::Cspf => &[Engine::Cspf],
-            BenchEngine::All => &Engine::ALL,
-        }
+    /// The lines this stands for.
+    fn lines(self) -> Vec<Line> {
+        let engine = match self {
+            BenchEngine::Interp => Engine::Interp,
+            BenchEngine::Jit => Engine::Jit,
+            BenchEngine::InterpSingle => Engine::InterpSingle,
+            BenchEngine::JitSingle => Engine::JitSingle,
+            BenchEngine::Libpcap => Engine::Libpcap,
+            BenchEngine::Kernel => Engine::Kernel,
+            BenchEngine::Cspf => Engine::Cspf,
+            BenchEngine::Floor => return vec![Line::Floor],
+            BenchEngine::FloorPf => return vec![Line::FloorPf],
+            BenchEngine::All => return Engine::ALL.iter().map(|&e| Line::Engine(e)).collect(),
+        };
+        vec![Line::Engine(engine)]
     }
 }
 
@@ -107,12 +141,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if packets.is_empty() {
         bail!("{}: no packets to run over", args.capture.display());
     }
-    let engines: Vec<Engine> = if args.engines.contains(&BenchEngine::All) {
-        Engine::ALL.to_vec()
-    } else if args.engines.is_empty() {
-        vec![Engine::Interp, Engine::Jit, Engine::Libpcap]
+    let lines: Vec<Line> = if args.engines.is_empty() {
+        [Engine::Interp, Engine::Jit, Engine::Libpcap].map(Line::Engine).to_vec()
     } else {
-        args.engines.iter().flat_map(|e| e.engines()).copied().collect()
+        args.engines.iter().flat_map(|e| e.lines()).collect()
+    };
+    // The floors come first (once), unless asked for.
+    let floors = [Line::Floor, Line::FloorPf];
+    let first: Vec<Line> = if lines.iter().any(|l| floors.contains(l)) {
+        lines.clone()
+    } else {
+        floors.iter().chain(&lines).copied().collect()
     };
     let min_time = Duration::from_secs_f64(args.seconds.max(0.01));
     let bench = Bench::new(&packets, min_time, args.cspf_indirect);
@@ -137,19 +176,38 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             },
             prepared.program.insns().len()
         )?;
-        for &engine in &engines {
+        for &line in if i == 0 { &first } else { &lines } {
+            let engine = match line {
+                Line::Engine(engine) => engine,
+                Line::Floor => {
+                    floor_line("floor", bench.floor(), "each packet's first byte loaded in turn")?;
+                    continue;
+                }
+                Line::FloorPf => {
+                    match bench.floor_prefetched() {
+                        Ok(ns) => floor_line(
+                            "floor-pf",
+                            ns,
+                            "each packet's first byte loaded by the JIT's batch loop, which \
+                             prefetches the packets ahead",
+                        )?,
+                        Err(e) => outln!("{:<13} unavailable: {}", "floor-pf", error_line(&e))?,
+                    }
+                    continue;
+                }
+            };
             match bench.run(engine, &mut prepared)? {
                 Outcome::Timed(f) => {
                     let (ns, accepted) = (f.ns_per_packet, f.accepted);
                     let name_ = engine.name();
                     outln!(
-                        "{name_:<8} {ns:8.2} ns/packet {:8.2} Mpps  accepted {accepted}  ({})",
+                        "{name_:<13} {ns:8.2} ns/packet {:8.2} Mpps  accepted {accepted}  ({})",
                         1e3 / ns,
                         note(&f.detail)
                     )?;
                     figures.push(Figure { filter: name.clone(), engine: name_, ns });
                 }
-                Outcome::Unavailable(why) => outln!("{:<8} unavailable: {why}", engine.name())?,
+                Outcome::Unavailable(why) => outln!("{:<13} unavailable: {why}", engine.name())?,
             }
         }
     }
@@ -160,17 +218,26 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A floor's line: `NAME <ns> ns/packet <Mpps> Mpps  (no filter: HOW)`.
+fn floor_line(name: &str, ns: f64, how: &str) -> anyhow::Result<()> {
+    outln!("{name:<13} {ns:8.2} ns/packet {:8.2} Mpps  (no filter: {how})", 1e3 / ns)?;
+    Ok(())
+}
+
 /// What preparing an engine cost, in words.
 fn note(detail: &Detail) -> String {
     match detail {
-        Detail::Interp { prepare, instructions, executed_per_packet } => format!(
+        Detail::Interp { prepare, instructions, executed_per_packet, batch } => format!(
             "prepare {:.1} µs, {instructions} instructions, {executed_per_packet:.1} executed per \
-             packet",
-            micros(*prepare)
+             packet, {}",
+            micros(*prepare),
+            per_call(*batch)
         ),
-        Detail::Jit { compile, code_bytes } => {
-            format!("compile {:.1} µs, code {code_bytes} bytes", micros(*compile))
-        }
+        Detail::Jit { compile, code_bytes, batch } => format!(
+            "compile {:.1} µs, code {code_bytes} bytes, {}",
+            micros(*compile),
+            per_call(*batch)
+        ),
         Detail::Libpcap { version, compiled: None } => version.clone(),
         Detail::Libpcap { version, compiled: Some((t, n)) } => {
             format!("pcap_compile -O {:.1} µs to {n} instructions, {version}", micros(*t))
@@ -202,6 +269,11 @@ fn figures_table(figures: &[Figure]) -> Vec<(String, Vec<(&'static str, f64)>)> 
         }
     }
     out
+}
+
+/// How many packets an engine got per call, in words.
+fn per_call(batch: usize) -> String {
+    if batch == 1 { "one call per packet".to_owned() } else { format!("batches of {batch}") }
 }
 
 fn micros(d: Duration) -> f64 {

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
-use sift::filter::Filter;
+use sift::filter::{BATCH_PACKETS, Filter};
 use sift::input::{InputError, Source};
 use sift::output::{OutputError, Writer};
 use sift_pcap::{Interface, LinkType, Packet, Precision, TsResolution};
@@ -332,7 +332,8 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
         for input in &inputs {
             if sift_pcap::same_file(input, out).unwrap_or(false) {
                 bail!(
-                    "{}: the output is the input file (-r and -w name the same file);                      nothing was written",
+                    "{}: the output is the input file (-r and -w name the same file); \
+                     nothing was written",
                     out.display()
                 );
             }
@@ -363,46 +364,72 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
     let mut filter_failed = false;
     let (mut read, mut copied): (u64, u64) = (0, 0);
     let limit = args.count.unwrap_or(u64::MAX);
-    // The loop ends at the end of the input, at the count, or at the first error; in every case
-    // what was written so far is flushed below before the error is reported.
-    let outcome: anyhow::Result<()> = loop {
+    let mut verdicts = Vec::new();
+    let mut next_progress = 0x10000;
+    // Packets are read and filtered a batch at a time (one at a time from a pipe or a merge:
+    // `Source::next_batch`), then handled one by one in order. The loop ends at the end of the
+    // input, at the count, or at the first error; in every case what was written so far is
+    // flushed below before the error is reported.
+    let outcome: anyhow::Result<()> = 'read: loop {
         if copied >= limit {
             break Ok(());
         }
-        if read & 0xffff == 0 && read > 0 {
+        if read >= next_progress {
             progress.update(source.progress().0, copied);
+            next_progress = read + 0x10000;
         }
-        let (packet, interfaces) = match source.next_packet() {
-            Ok(Some(next)) => next,
-            Ok(None) => break Ok(()),
+        // No more packets than the count still needs: nothing is read past the last one.
+        let want = usize::try_from(limit - copied).map_or(BATCH_PACKETS, |n| n.min(BATCH_PACKETS));
+        let batch = match source.next_batch(want) {
+            Ok(batch) if batch.is_empty() => break Ok(()),
+            Ok(batch) => batch,
             Err(e) => break Err(e.into()),
         };
-        read += 1;
-        if let Some(f) = filter.as_mut() {
-            match f.accepts(&packet, &interfaces[packet.interface as usize]) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    filter_failed = true;
-                    break Err(e.into());
+        let (packets, interfaces) = (batch.packets(), batch.interfaces());
+        // On a filter error, `verdicts` covers the packets before the one it is about.
+        let filtered = match filter.as_mut() {
+            Some(f) => f.run_batch(packets, interfaces, &mut verdicts),
+            None => {
+                verdicts.clear();
+                verdicts.resize(packets.len(), 1);
+                Ok(())
+            }
+        };
+        for (packet, &verdict) in packets.iter().zip(&verdicts) {
+            if copied >= limit {
+                break 'read Ok(());
+            }
+            read += 1;
+            if verdict == 0 {
+                continue;
+            }
+            if args.count_only {
+                copied += 1;
+                continue;
+            }
+            if sink.is_none() {
+                match open_sink(&args, precision, &interfaces[packet.interface as usize]) {
+                    Ok(s) => sink = Some(s),
+                    Err(e) => break 'read Err(e),
                 }
             }
-        }
-        if args.count_only {
-            copied += 1;
-            continue;
-        }
-        if sink.is_none() {
-            match open_sink(&args, precision, &interfaces[packet.interface as usize]) {
-                Ok(s) => sink = Some(s),
-                Err(e) => break Err(e),
+            let Some(s) = sink.as_mut() else { unreachable!("opened above") };
+            if let Err(e) = s.emit(packet, interfaces) {
+                break 'read Err(e.context(format!(
+                    "packet {} (byte {})",
+                    copied + 1,
+                    packet.offset
+                )));
             }
+            copied += 1;
         }
-        let Some(s) = sink.as_mut() else { unreachable!("opened above") };
-        if let Err(e) = s.emit(&packet, interfaces) {
-            break Err(e.context(format!("packet {} (byte {})", copied + 1, packet.offset)));
+        // Unless the count was reached first, as one packet at a time.
+        if let Err(e) = filtered
+            && copied < limit
+        {
+            filter_failed = true;
+            break Err(e.into());
         }
-        copied += 1;
     };
     progress.clear();
     // A capture with no packets still gets a valid output file, as with tcpdump.

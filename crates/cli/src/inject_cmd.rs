@@ -83,8 +83,12 @@ pub fn run(args: InjectArgs) -> anyhow::Result<ExitCode> {
                 let due = start + Duration::from_secs_f64(attempted as f64 / rate);
                 sleep_until(due);
             } else if !args.topspeed {
-                let first = *first_ts.get_or_insert(packet.timestamp);
-                let gap = Duration::new(packet.timestamp.secs, packet.timestamp.nanos)
+                // Points in time (a record's odd fraction field carried into its seconds).
+                let (now, first) = (
+                    packet.timestamp.instant(),
+                    first_ts.get_or_insert(packet.timestamp).instant(),
+                );
+                let gap = Duration::new(now.secs, now.nanos)
                     .saturating_sub(Duration::new(first.secs, first.nanos));
                 sleep_until(pass_start + gap);
             }

@@ -144,6 +144,9 @@ impl JsonWriter {
         wire_len: u32,
         d: &Decoded<'_>,
     ) {
+        // The point in time, also for a record whose fraction field is a second or more (kept
+        // as recorded for copies and tcpdump-style printing).
+        let ts = ts.instant();
         let mut o = Obj::open(out);
         {
             let k = o.key("time");

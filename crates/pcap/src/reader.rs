@@ -228,6 +228,11 @@ pub struct Reader {
     /// Snapshot lengths adjusted at open (pcap; pcapng counts its own as it reads).
     snaplens: Tally,
     odd_fractions: Tally,
+    /// An error met while filling a batch after some packets, for the next call
+    /// ([`Reader::next_batch`]).
+    held_error: Option<Error>,
+    /// Where the packets of the batch being filled are (reused from batch to batch).
+    batch_locs: Vec<PacketLoc>,
 }
 
 /// Records that held more bytes than their snaplen and were cut to it (as libpcap does).
@@ -377,6 +382,8 @@ impl Reader {
                 clipped: ClippedRecords::default(),
                 snaplens,
                 odd_fractions: Tally::default(),
+                held_error: None,
+                batch_locs: Vec::new(),
             },
         )
     }
@@ -501,6 +508,19 @@ impl Reader {
     /// Like [`next_packet`](Self::next_packet), also returning the interfaces known so far
     /// (which include the packet's), for callers that must describe them while holding it.
     pub fn next_with_interfaces(&mut self) -> Result<Option<(Packet<'_>, &[Interface])>, Error> {
+        let Some(loc) = self.next_loc()? else { return Ok(None) };
+        let data = packet_data(&mut self.source, &loc, &mut self.done)?;
+        let packet = loc.packet(data, &self.interfaces);
+        Ok(Some((packet, &self.interfaces)))
+    }
+
+    /// Where the next packet is: its record parsed, checked against damage to the mapping, and
+    /// the position moved past it. `Ok(None)` at the clean end and ever after an error or the
+    /// end (but first the error a batch held back).
+    fn next_loc(&mut self) -> Result<Option<PacketLoc>, Error> {
+        if let Some(e) = self.held_error.take() {
+            return Err(e);
+        }
         if self.done {
             return Ok(None);
         }
@@ -510,7 +530,7 @@ impl Reader {
                 pcapng::next_packet(&mut self.source, self.pos, ng, &mut self.interfaces)
             }
         };
-        let loc = match located {
+        match located {
             Ok(Some((loc, next))) => {
                 // Deliver only a record that lies wholly before any damage to the mapping.
                 if let Some(e) = self.source.damage_before(next) {
@@ -525,45 +545,123 @@ impl Reader {
                 if !loc.timestamp.is_normal() {
                     self.odd_fractions.add(loc.record_offset);
                 }
-                loc
+                Ok(Some(loc))
             }
             Ok(None) => {
                 self.done = true;
                 // A clean end, unless the file shrank (within its last page, no fault says so).
-                return match self.source.damage_anywhere() {
+                match self.source.damage_anywhere() {
                     Some(e) => Err(e),
                     None => Ok(None),
-                };
+                }
             }
             Err(e) => {
                 self.done = true;
                 // Damage read as zeros makes the parser fail; the damage is the real cause.
-                return Err(self.source.damage_anywhere().unwrap_or(e));
+                Err(self.source.damage_anywhere().unwrap_or(e))
             }
+        }
+    }
+
+    /// Up to `max` next packets at once, into `out` (cleared first), and the interfaces known
+    /// after them (the list their `interface` indexes): what as many calls of
+    /// [`next_with_interfaces`](Self::next_with_interfaces) would give, for callers that
+    /// filter packets a batch at a time. `out` stays empty at the end of the file.
+    ///
+    /// A file read whole (mapped or in memory, pcap or pcapng) gives up to `max` packets per
+    /// call; a stream gives one, as the bytes of its packets do not stay in memory together.
+    /// An error met after some packets of the batch is held back and returned by the next
+    /// call, so that the packets before it are handled first, as one by one.
+    pub fn next_batch<'s>(
+        &'s mut self,
+        max: usize,
+        out: &mut Vec<Packet<'s>>,
+    ) -> Result<&'s [Interface], Error> {
+        out.clear();
+        if !matches!(self.source, Source::Whole(_)) {
+            if let Some(loc) = self.next_loc()? {
+                let data = packet_data(&mut self.source, &loc, &mut self.done)?;
+                out.push(loc.packet(data, &self.interfaces));
+            }
+            return Ok(&self.interfaces);
+        }
+        let mut locs = std::mem::take(&mut self.batch_locs);
+        locs.clear();
+        while locs.len() < max {
+            match self.next_loc() {
+                Ok(Some(loc)) => locs.push(loc),
+                Ok(None) => break,
+                Err(e) if locs.is_empty() => {
+                    self.batch_locs = locs;
+                    return Err(e);
+                }
+                Err(e) => {
+                    self.held_error = Some(e);
+                    break;
+                }
+            }
+        }
+        self.batch_locs = locs;
+        let bytes = match &self.source {
+            Source::Whole(whole) => whole.bytes(),
+            Source::Stream(_) => &[],
         };
-        let data = match self.source.peek(loc.data_offset, loc.caplen as usize) {
-            Ok(d) if d.len() == loc.caplen as usize => d,
-            // The parsers checked that the bytes are there; a short read here means the
-            // stream changed under us, reported as the I/O problem it is.
-            Ok(_) => {
+        for loc in &self.batch_locs {
+            let start = usize::try_from(loc.data_offset).unwrap_or(usize::MAX);
+            let Some(data) = bytes.get(start..).and_then(|b| b.get(..loc.caplen as usize)) else {
+                // The parsers checked that the bytes are there: as in `packet_data`.
                 self.done = true;
-                let e = io::Error::new(io::ErrorKind::UnexpectedEof, "input shrank while reading");
-                return Err(Error { offset: loc.record_offset, kind: ErrorKind::Io(e) });
-            }
-            Err(e) => {
-                self.done = true;
-                return Err(Error { offset: loc.record_offset, kind: ErrorKind::Io(e) });
-            }
-        };
-        let link_type = self.interfaces[loc.interface as usize].link_type;
-        let packet = Packet {
-            timestamp: loc.timestamp,
-            wire_len: loc.wire_len,
+                let e = Error { offset: loc.record_offset, kind: ErrorKind::Io(shrank()) };
+                if out.is_empty() {
+                    return Err(e);
+                }
+                self.held_error = Some(e);
+                break;
+            };
+            out.push(loc.packet(data, &self.interfaces));
+        }
+        Ok(&self.interfaces)
+    }
+}
+
+/// The captured bytes of the packet at `loc` (a record [`Reader::next_loc`] just parsed);
+/// `done` is set on failure.
+fn packet_data<'s>(
+    source: &'s mut Source,
+    loc: &PacketLoc,
+    done: &mut bool,
+) -> Result<&'s [u8], Error> {
+    match source.peek(loc.data_offset, loc.caplen as usize) {
+        Ok(d) if d.len() == loc.caplen as usize => Ok(d),
+        // The parsers checked that the bytes are there; a short read here means the stream
+        // changed under us, reported as the I/O problem it is.
+        Ok(_) => {
+            *done = true;
+            Err(Error { offset: loc.record_offset, kind: ErrorKind::Io(shrank()) })
+        }
+        Err(e) => {
+            *done = true;
+            Err(Error { offset: loc.record_offset, kind: ErrorKind::Io(e) })
+        }
+    }
+}
+
+/// The error of bytes that the parser saw but that are gone when the packet is taken.
+fn shrank() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "input shrank while reading")
+}
+
+impl PacketLoc {
+    /// The packet at this place, with its captured bytes `data` and its interface's link type
+    /// (from `interfaces`).
+    fn packet<'a>(&self, data: &'a [u8], interfaces: &[Interface]) -> Packet<'a> {
+        Packet {
+            timestamp: self.timestamp,
+            wire_len: self.wire_len,
             data,
-            interface: loc.interface,
-            link_type,
-            offset: loc.record_offset,
-        };
-        Ok(Some((packet, &self.interfaces)))
+            interface: self.interface,
+            link_type: interfaces[self.interface as usize].link_type,
+            offset: self.record_offset,
+        }
     }
 }

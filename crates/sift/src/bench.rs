@@ -6,6 +6,12 @@
 //! packets repeatedly for at least the minimum time. Each engine is timed through its own
 //! monomorphised loop, so none pays for an extra indirect call.
 //!
+//! sift's interpreter and JIT are timed as the offline paths run them, on batches of
+//! [`BATCH_PACKETS`] packets (`interp`, `jit`: one call per batch, the packets ahead loaded
+//! while the current one is filtered), and also one call per packet (`interp-single`,
+//! `jit-single`); libpcap's `bpf_filter` has no batch form. [`Bench::floor`] is what no filter
+//! can beat: a load of each packet's first byte (its first cache line), nothing else.
+//!
 //! What the engines run is a [`Subject`]: a classic BPF program (every engine runs the same
 //! instructions) or a pcap-filter expression. An expression is compiled for the capture's link
 //! type by sift for sift's engines, by the system libpcap's `pcap_compile` (optimizing, as
@@ -16,12 +22,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sift_filter::SystemResolver;
-use sift_insn::Program;
+use sift_insn::{Insn, Program};
 use sift_libpcap::Libpcap;
 use sift_pcap::LinkType;
 use sift_verify::{Mode, Validated, ValidationError};
 
-use crate::filter::{FilterError, Target};
+use sift_jit::PacketRef;
+
+use crate::filter::{BATCH_PACKETS, FilterError, Target};
 
 /// Why packets cannot be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +126,11 @@ impl Packets {
         self.spans.iter().map(|&(s, e, w)| (&self.bytes[s..e], w))
     }
 
+    /// Every packet's descriptor, for the engines' batch entries.
+    pub fn refs(&self) -> Vec<PacketRef<'_>> {
+        self.iter().map(|(p, w)| PacketRef::new(p, w)).collect()
+    }
+
     /// What sift compiles expressions for these packets for.
     pub fn target(&self) -> Target {
         Target::file(self.link_type, self.snaplen)
@@ -162,10 +175,15 @@ pub struct Prepared {
 /// An engine `bench` can time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
-    /// The reference interpreter.
+    /// The reference interpreter, on batches of [`BATCH_PACKETS`] packets (as the offline paths
+    /// run it).
     Interp,
-    /// The x86-64 JIT.
+    /// The x86-64 JIT, on batches of [`BATCH_PACKETS`] packets (as the offline paths run it).
     Jit,
+    /// The reference interpreter, one call per packet.
+    InterpSingle,
+    /// The x86-64 JIT, one call per packet.
+    JitSingle,
     /// The system libpcap's `bpf_filter` (dlopen).
     Libpcap,
     /// The Linux kernel: the program translated to eBPF, timed by `BPF_PROG_TEST_RUN`.
@@ -176,14 +194,24 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, in the order `bench` runs them.
-    pub const ALL: [Engine; 5] =
-        [Engine::Interp, Engine::Jit, Engine::Libpcap, Engine::Kernel, Engine::Cspf];
+    pub const ALL: [Engine; 7] = [
+        Engine::Interp,
+        Engine::Jit,
+        Engine::InterpSingle,
+        Engine::JitSingle,
+        Engine::Libpcap,
+        Engine::Kernel,
+        Engine::Cspf,
+    ];
 
-    /// The engine's name (`interp`, `jit`, `libpcap`, `kernel`, `cspf`).
+    /// The engine's name (`interp`, `jit`, `interp-single`, `jit-single`, `libpcap`,
+    /// `kernel`, `cspf`).
     pub fn name(self) -> &'static str {
         match self {
             Engine::Interp => "interp",
             Engine::Jit => "jit",
+            Engine::InterpSingle => "interp-single",
+            Engine::JitSingle => "jit-single",
             Engine::Libpcap => "libpcap",
             Engine::Kernel => "kernel",
             Engine::Cspf => "cspf",
@@ -202,13 +230,19 @@ pub enum Detail {
         instructions: usize,
         /// Instructions executed per packet, on average.
         executed_per_packet: f64,
+        /// Packets per call: [`BATCH_PACKETS`], or 1.
+        batch: usize,
     },
     /// The JIT.
     Jit {
-        /// Compiling to machine code.
+        /// Compiling to machine code (for batches: both functions, the batch function being
+        /// generated on the first batch).
         compile: Duration,
-        /// Bytes of machine code.
+        /// Bytes of machine code (of the function that runs: the batch or the single-packet
+        /// one).
         code_bytes: usize,
+        /// Packets per call: [`BATCH_PACKETS`], or 1.
+        batch: usize,
     },
     /// libpcap.
     Libpcap {
@@ -357,19 +391,37 @@ impl<'a> Bench<'a> {
         let packets = self.packets;
         let started = Instant::now();
         let figure = match engine {
-            Engine::Interp => {
+            Engine::Interp | Engine::InterpSingle => {
                 let i = sift_vm::Interpreter::new(program);
                 let executed: u64 = packets.iter().map(|(p, w)| i.run_counted(p, w).executed).sum();
+                let batch = if engine == Engine::Interp { BATCH_PACKETS } else { 1 };
                 let detail = Detail::Interp {
                     prepare: started.elapsed(),
                     instructions: program.insns().len(),
                     executed_per_packet: executed as f64 / packets.len() as f64,
+                    batch,
                 };
-                self.time(reference, engine, detail, |p, w| i.run(p, w))?
+                if engine == Engine::Interp {
+                    self.time_batches(reference, engine, detail, |b, v| i.run_batch(b, v))?
+                } else {
+                    self.time(reference, engine, detail, |p, w| i.run(p, w))?
+                }
             }
             Engine::Jit => {
                 let j = sift_jit::JitFilter::compile(program).map_err(BenchError::Jit)?;
-                let detail = Detail::Jit { compile: started.elapsed(), code_bytes: j.code().len() };
+                // The batch function is generated on the first batch: part of the compile.
+                let code_bytes = j.batch_code().len();
+                let compile = started.elapsed();
+                let detail = Detail::Jit { compile, code_bytes, batch: BATCH_PACKETS };
+                self.time_batches(reference, engine, detail, |b, v| j.run_batch(b, v))?
+            }
+            Engine::JitSingle => {
+                let j = sift_jit::JitFilter::compile(program).map_err(BenchError::Jit)?;
+                let detail = Detail::Jit {
+                    compile: started.elapsed(),
+                    code_bytes: j.code().len(),
+                    batch: 1,
+                };
                 self.time(reference, engine, detail, |p, w| j.run(p, w))?
             }
             Engine::Libpcap => {
@@ -410,7 +462,8 @@ impl<'a> Bench<'a> {
         Ok(Outcome::Timed(figure))
     }
 
-    /// Checks the engine's verdicts against the first engine's, then times it.
+    /// Checks the engine's verdicts (one call per packet) against the first engine's, then
+    /// times it.
     fn time(
         &self,
         reference: &mut Option<Vec<u32>>,
@@ -419,33 +472,95 @@ impl<'a> Bench<'a> {
         run: impl Fn(&[u8], u32) -> u32,
     ) -> Result<Figure, BenchError> {
         let verdicts: Vec<u32> = self.packets.iter().map(|(p, w)| run(p, w)).collect();
-        match reference {
-            Some(r) => {
-                // Programs compiled by different compilers agree on accept/reject and on the
-                // accept value (the snaplen); the same program must agree exactly anyway.
-                if let Some(i) = r.iter().zip(&verdicts).position(|(a, b)| a != b) {
-                    return Err(BenchError::Disagree {
-                        engine: engine.name(),
-                        packet: i,
-                        value: verdicts[i],
-                        reference: r[i],
-                    });
-                }
-            }
-            None => *reference = Some(verdicts.clone()),
-        }
-        let accepted = verdicts.iter().filter(|&&v| v != 0).count();
-        let (mut rounds, start) = (0u64, Instant::now());
-        let mut sink = 0u32;
-        while start.elapsed() < self.min_time {
+        let accepted = check(reference, engine, verdicts)?;
+        let ns = self.time_passes(|| {
+            let mut sink = 0u32;
             for (p, w) in self.packets.iter() {
                 sink = sink.wrapping_add(run(std::hint::black_box(p), w));
             }
+            sink
+        });
+        Ok(Figure { engine, ns_per_packet: ns, accepted, detail })
+    }
+
+    /// [`time`](Self::time) for an engine's batch entry, on consecutive batches of
+    /// [`BATCH_PACKETS`] packets.
+    fn time_batches(
+        &self,
+        reference: &mut Option<Vec<u32>>,
+        engine: Engine,
+        detail: Detail,
+        run: impl Fn(&[PacketRef<'_>], &mut Vec<u32>) -> usize,
+    ) -> Result<Figure, BenchError> {
+        let refs = self.packets.refs();
+        let mut out = Vec::with_capacity(BATCH_PACKETS);
+        let mut verdicts = Vec::with_capacity(refs.len());
+        for batch in refs.chunks(BATCH_PACKETS) {
+            run(batch, &mut out);
+            verdicts.extend_from_slice(&out);
+        }
+        let accepted = check(reference, engine, verdicts)?;
+        let ns = self.time_passes(|| {
+            let mut sink = 0usize;
+            for batch in refs.chunks(BATCH_PACKETS) {
+                sink = sink.wrapping_add(run(std::hint::black_box(batch), &mut out));
+            }
+            sink as u32
+        });
+        Ok(Figure { engine, ns_per_packet: ns, accepted, detail })
+    }
+
+    /// Runs `pass` (one pass over every packet) repeatedly for at least the minimum time;
+    /// nanoseconds per packet.
+    fn time_passes(&self, mut pass: impl FnMut() -> u32) -> f64 {
+        let (mut rounds, start) = (0u64, Instant::now());
+        let mut sink = 0u32;
+        while start.elapsed() < self.min_time {
+            sink = sink.wrapping_add(pass());
             rounds += 1;
         }
         std::hint::black_box(sink);
-        let ns = start.elapsed().as_nanos() as f64 / (rounds as f64 * self.packets.len() as f64);
-        Ok(Figure { engine, ns_per_packet: ns, accepted, detail })
+        start.elapsed().as_nanos() as f64 / (rounds as f64 * self.packets.len() as f64)
+    }
+
+    /// The floor, in nanoseconds per packet: a pass over the packets that loads each one's
+    /// first byte (its first cache line) and runs no filter, one packet after the other, timed
+    /// as the engines are. What filtering costs at least when the packets are taken in turn
+    /// (an engine that loads packets ahead, as the JIT's batches do, can go below it: see
+    /// [`floor_prefetched`](Self::floor_prefetched)).
+    pub fn floor(&self) -> f64 {
+        let spans = &self.packets.spans;
+        let bytes = &self.packets.bytes;
+        self.time_passes(|| {
+            let mut sum = 0u32;
+            for &(s, e, _) in std::hint::black_box(spans) {
+                if s < e {
+                    sum = sum.wrapping_add(u32::from(bytes[s]));
+                }
+            }
+            sum
+        })
+    }
+
+    /// The floor of the JIT's batches, in nanoseconds per packet: its batch loop, prefetching
+    /// the packets ahead as it does for any program, over a program that only loads each
+    /// packet's first byte (`ldb [0]; ret a`), on batches of [`BATCH_PACKETS`]. What no
+    /// filter run that way can beat on these packets in this memory.
+    pub fn floor_prefetched(&self) -> Result<f64, BenchError> {
+        use sift_insn::code::{BPF_A, BPF_ABS, BPF_B, BPF_LD, BPF_RET};
+        let touch = [Insn::stmt(BPF_LD | BPF_B | BPF_ABS, 0), Insn::stmt(BPF_RET | BPF_A, 0)];
+        let program = sift_verify::validate(&touch, Mode::Libpcap)
+            .expect("a load and a return are a valid program");
+        let jit = sift_jit::JitFilter::compile(&program).map_err(BenchError::Jit)?;
+        let refs = self.packets.refs();
+        let mut out = Vec::with_capacity(BATCH_PACKETS);
+        Ok(self.time_passes(|| {
+            let mut sink = 0usize;
+            for batch in refs.chunks(BATCH_PACKETS) {
+                sink = sink.wrapping_add(jit.run_batch(std::hint::black_box(batch), &mut out));
+            }
+            sink as u32
+        }))
     }
 
     /// The kernel engine: verdicts with one `BPF_PROG_TEST_RUN` per packet, then the kernel's
@@ -515,22 +630,46 @@ impl<'a> Bench<'a> {
                 return Err(BenchError::CspfDisagrees { packet: i, accepted: ok, reference: r[i] });
             }
         }
-        let (mut rounds, start) = (0u64, Instant::now());
-        let mut sink = 0u32;
-        while start.elapsed() < self.min_time {
+        let ns = self.time_passes(|| {
+            let mut sink = 0u32;
             for (p, _) in self.packets.iter() {
                 sink = sink.wrapping_add(u32::from(c.run(std::hint::black_box(p)).0));
             }
-            rounds += 1;
-        }
-        std::hint::black_box(sink);
+            sink
+        });
         let n = self.packets.len() as f64;
-        let ns = start.elapsed().as_nanos() as f64 / (rounds as f64 * n);
         let detail = Detail::Cspf {
             compile,
             words: c.words().len(),
             executed_per_packet: executed as f64 / n,
         };
         Ok(Figure { engine: Engine::Cspf, ns_per_packet: ns, accepted, detail })
+    }
+}
+
+/// Checks an engine's `verdicts` against the first engine's (or makes them the reference);
+/// how many packets were accepted.
+fn check(
+    reference: &mut Option<Vec<u32>>,
+    engine: Engine,
+    verdicts: Vec<u32>,
+) -> Result<usize, BenchError> {
+    let accepted = verdicts.iter().filter(|&&v| v != 0).count();
+    match reference {
+        // Programs compiled by different compilers agree on accept/reject and on the accept
+        // value (the snaplen); the same program must agree exactly anyway.
+        Some(r) => match r.iter().zip(&verdicts).position(|(a, b)| a != b) {
+            Some(i) => Err(BenchError::Disagree {
+                engine: engine.name(),
+                packet: i,
+                value: verdicts[i],
+                reference: r[i],
+            }),
+            None => Ok(accepted),
+        },
+        None => {
+            *reference = Some(verdicts);
+            Ok(accepted)
+        }
     }
 }

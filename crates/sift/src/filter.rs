@@ -9,6 +9,13 @@
 //!
 //! [`compile`] is the one place where an expression becomes a validated program, for files
 //! (`sift -r`), live captures, `bench` and `diff` alike.
+//!
+//! Offline, packets are filtered [`BATCH_PACKETS`] at a time ([`Compiled::run_batch`],
+//! [`Filter::run_batch`]): on a capture larger than the CPU caches most of a packet's cost is
+//! waiting for its first bytes, and an engine given many packets at once loads those of the
+//! packets ahead while it filters the current one, and pays its call overhead once per batch
+//! (`sift bench` shows both forms; `crates/jit/examples/batch_figures.rs` how the batch size was
+//! chosen).
 
 use std::fmt;
 
@@ -16,8 +23,15 @@ use std::fmt;
 pub use sift_compile::pipeline::ByteOrder;
 use sift_compile::{CompileError, pipeline};
 use sift_filter::{Resolver, SystemResolver};
+use sift_jit::PacketRef;
 use sift_pcap::{Interface, LinkType, Packet};
 use sift_verify::{Mode, Validated};
+
+/// How many packets the offline paths hand an engine at once: batches of a thousand packets or
+/// more keep the cost of starting the engines' loads ahead small (measured on a 114 MB capture,
+/// `crates/jit/examples/batch_figures.rs`); a batch's descriptors and verdicts (36 KB) stay in
+/// the L2 cache.
+pub const BATCH_PACKETS: usize = 1024;
 
 /// A filter engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -290,6 +304,19 @@ impl Compiled {
         self.run(data, wire_len) != 0
     }
 
+    /// The program's return value on every packet of a batch: `verdicts` is cleared and gets
+    /// one value per packet, what [`run`](Self::run) returns for it; returns how many packets
+    /// were accepted. One call of the engine for the whole batch (see the module
+    /// documentation); a batch of one packet runs as [`run`](Self::run).
+    pub fn run_batch(&self, packets: &[PacketRef<'_>], verdicts: &mut Vec<u32>) -> usize {
+        if let [p] = packets {
+            verdicts.clear();
+            verdicts.push(self.run(p.data(), p.wire_len()));
+            return usize::from(verdicts[0] != 0);
+        }
+        self.filter.run_batch(packets, verdicts)
+    }
+
     /// The engine that runs: `jit` or `interp` (also when the JIT fell back).
     pub fn engine_name(&self) -> &'static str {
         self.filter.engine_name()
@@ -305,6 +332,10 @@ pub struct Filter {
     /// The programs so far, by link type and the byte order of the interface's file (in the
     /// order met; nearly always one).
     compiled: Vec<((LinkType, bool), Compiled)>,
+    /// Room for a batch's descriptors, kept (empty) from one [`Filter::run_batch`] to the next.
+    refs: Vec<PacketRef<'static>>,
+    /// Room for the verdicts on a part of a batch, for batches of several link types.
+    part: Vec<u32>,
 }
 
 impl fmt::Debug for Filter {
@@ -328,6 +359,8 @@ impl Filter {
             optimize: true,
             resolver: Box::new(SystemResolver::new()),
             compiled: Vec::new(),
+            refs: Vec::new(),
+            part: Vec::new(),
         }
     }
 
@@ -357,17 +390,21 @@ impl Filter {
     /// The program for the packets of `iface`, compiled now unless its link type (in a file
     /// of the same byte order) was met before.
     pub fn prepare(&mut self, iface: &Interface) -> Result<&Compiled, FilterError> {
-        let key = (iface.link_type, iface.big_endian);
-        let index = match self.compiled.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                let target = Target::interface(iface);
-                let program = compile(&self.expr, &target, self.optimize, self.resolver.as_ref())?;
-                self.compiled.push((key, Compiled::new(&program, self.engine)));
-                self.compiled.len() - 1
-            }
-        };
+        let index = self.index(iface)?;
         Ok(&self.compiled[index].1)
+    }
+
+    /// Where the program for `iface`'s link type (in its file's byte order) is in `compiled`
+    /// (compiled now if new).
+    fn index(&mut self, iface: &Interface) -> Result<usize, FilterError> {
+        let key = (iface.link_type, iface.big_endian);
+        if let Some(i) = self.compiled.iter().position(|(k, _)| *k == key) {
+            return Ok(i);
+        }
+        let target = Target::interface(iface);
+        let program = compile(&self.expr, &target, self.optimize, self.resolver.as_ref())?;
+        self.compiled.push((key, Compiled::new(&program, self.engine)));
+        Ok(self.compiled.len() - 1)
     }
 
     /// Whether `packet`, from interface `iface`, passes.
@@ -376,10 +413,66 @@ impl Filter {
         Ok(self.prepare(iface)?.accepts(packet.data, packet.wire_len))
     }
 
+    /// The program's return value on every packet of a batch (0: reject), each run by the
+    /// program for its interface's link type (`interfaces` is the list the packets'
+    /// `interface` indexes): `verdicts` is cleared and gets one value per packet. Consecutive
+    /// packets of one link type (all of them, but in a pcapng file mixing link types) are one
+    /// call of the engine ([`Compiled::run_batch`]).
+    ///
+    /// When the program for a packet's link type cannot be compiled, `verdicts` holds the
+    /// values of the packets before it, and the error is returned: handle those packets first,
+    /// as one by one.
+    pub fn run_batch(
+        &mut self,
+        packets: &[Packet<'_>],
+        interfaces: &[Interface],
+        verdicts: &mut Vec<u32>,
+    ) -> Result<(), FilterError> {
+        verdicts.clear();
+        let mut refs = reuse_refs(std::mem::take(&mut self.refs));
+        let mut result = Ok(());
+        let mut rest = packets;
+        while let Some(first) = rest.first() {
+            let key = |p: &Packet<'_>| (p.link_type, interfaces[p.interface as usize].big_endian);
+            let run = rest.iter().position(|p| key(p) != key(first)).unwrap_or(rest.len());
+            let (part, after) = rest.split_at(run);
+            rest = after;
+            let index = match self.index(&interfaces[first.interface as usize]) {
+                Ok(i) => i,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let compiled = &self.compiled[index].1;
+            refs.clear();
+            refs.extend(part.iter().map(|p| PacketRef::new(p.data, p.wire_len)));
+            if verdicts.is_empty() {
+                compiled.run_batch(&refs, verdicts);
+            } else {
+                compiled.run_batch(&refs, &mut self.part);
+                verdicts.extend_from_slice(&self.part);
+            }
+        }
+        self.refs = reuse_refs(refs);
+        result
+    }
+
     /// The engine of the programs compiled so far (`jit` or `interp`; `none` before the first).
     pub fn engine_name(&self) -> &'static str {
         self.compiled.first().map_or("none", |(_, c)| c.engine_name())
     }
+}
+
+/// An empty vector with `v`'s allocation, for descriptors that borrow something else: a
+/// batch's descriptors borrow its packets only while it is filtered, but their room is kept.
+/// (Collecting an emptied vector's iterator into a vector of an element of the same size and
+/// alignment reuses its allocation.)
+// `filter` would keep the element type: `filter_map` is what changes its lifetime.
+#[allow(clippy::unnecessary_filter_map)]
+fn reuse_refs<'b>(mut v: Vec<PacketRef<'_>>) -> Vec<PacketRef<'b>> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 #[cfg(test)]
@@ -478,6 +571,20 @@ mod tests {
         let vm = sift_vm::Interpreter::new(&live);
         assert_ne!(vm.run(&linux, linux.len() as u32), 0);
         assert_eq!(vm.run(&record, record.len() as u32), 0);
+    }
+
+    #[test]
+    fn descriptor_room_is_kept_between_batches() {
+        let data = [0u8; 4];
+        let refs: Vec<PacketRef<'_>> = vec![PacketRef::new(&data, 4); 1000];
+        let (capacity, at) = (refs.capacity(), refs.as_ptr() as usize);
+        let room = reuse_refs(refs);
+        assert!(room.is_empty());
+        assert_eq!(
+            (room.capacity(), room.as_ptr() as usize),
+            (capacity, at),
+            "the same allocation"
+        );
     }
 
     #[test]

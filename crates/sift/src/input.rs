@@ -2,8 +2,8 @@
 //!
 //! Callers name inputs the way people do on a command line: paths, `-` for standard input, and
 //! shell-style patterns (`'day*.pcap'`), which [`expand`] turns into files. [`Source`] then
-//! hides how many files there are: it hands out packets one at a time with the interface list
-//! their `interface` index refers to.
+//! hides how many files there are: it hands out packets one at a time, or a [`Batch`] at a time
+//! for filtering them together, with the interface list their `interface` index refers to.
 //!
 //! A single file is read zero-copy (packets borrow the mapped file). Several files are merged
 //! chronologically: each file's next packet is held (copied, since every reader is advanced on
@@ -95,6 +95,56 @@ pub struct Source {
     /// The inputs as shown in messages.
     names: Vec<String>,
     inner: Inner,
+    /// Room for a batch's packets, kept (empty) between batches ([`Source::next_batch`]).
+    room: Vec<Packet<'static>>,
+}
+
+/// Packets read together ([`Source::next_batch`]), with the interface list their `interface`
+/// indexes. While it lives, the source is borrowed; dropping it gives its room back to the
+/// source for the next batch.
+#[derive(Debug)]
+pub struct Batch<'s> {
+    packets: Vec<Packet<'s>>,
+    interfaces: &'s [Interface],
+    room: &'s mut Vec<Packet<'static>>,
+}
+
+impl<'s> Batch<'s> {
+    /// The packets, in order.
+    pub fn packets(&self) -> &[Packet<'s>] {
+        &self.packets
+    }
+
+    /// The interfaces the packets' `interface` indexes.
+    pub fn interfaces(&self) -> &'s [Interface] {
+        self.interfaces
+    }
+
+    /// How many packets there are.
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+
+    /// Whether there are none: the input has ended.
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        *self.room = reuse_packets(std::mem::take(&mut self.packets));
+    }
+}
+
+/// An empty vector with `v`'s allocation, for packets that borrow something else (collecting
+/// an emptied vector's iterator into a vector of an element of the same size and alignment
+/// reuses its allocation).
+// `filter` would keep the element type: `filter_map` is what changes its lifetime.
+#[allow(clippy::unnecessary_filter_map)]
+fn reuse_packets<'b>(mut v: Vec<Packet<'_>>) -> Vec<Packet<'b>> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 // One input is the common case and is read once per packet: it stays inline, and the rare
@@ -139,7 +189,7 @@ impl Source {
                 started: false,
             })),
         };
-        Ok(Source { names, inner })
+        Ok(Source { names, inner, room: Vec::new() })
     }
 
     /// The next packet in order and the interface list its `interface` indexes; `None` at the
@@ -150,6 +200,36 @@ impl Source {
             Inner::One(input) => input.next(),
             Inner::Merged(merge) => merge.next(),
         }
+    }
+
+    /// Up to `max` next packets at once, for filtering them in one call
+    /// ([`crate::filter::Filter::run_batch`]): what as many calls of
+    /// [`next_packet`](Self::next_packet) would give. Empty at the end.
+    ///
+    /// One file read whole (a mapped file, pcap or pcapng) gives up to `max` packets per batch;
+    /// standard input or a pipe, and a merge of several files, one (their packets are not all in
+    /// memory at once: a merge copies each packet as it goes). Damage after some packets of a
+    /// batch ends the batch; the next call returns the error, so that the packets before it
+    /// are handled first, as one by one.
+    pub fn next_batch(&mut self, max: usize) -> Result<Batch<'_>, InputError> {
+        let mut packets = reuse_packets(std::mem::take(&mut self.room));
+        let interfaces = match &mut self.inner {
+            Inner::One(input) => {
+                let shown = &input.shown;
+                input
+                    .reader
+                    .next_batch(max.max(1), &mut packets)
+                    .map_err(|source| InputError::Read { file: shown.clone(), source })?
+            }
+            Inner::Merged(merge) => match merge.next()? {
+                Some((packet, interfaces)) => {
+                    packets.push(packet);
+                    interfaces
+                }
+                None => &[],
+            },
+        };
+        Ok(Batch { packets, interfaces, room: &mut self.room })
     }
 
     /// The interfaces known so far (before the first packet of a merge: the first input's).
@@ -376,6 +456,28 @@ mod tests {
         let odd = dir.path().join("odd[1].pcap");
         std::fs::write(&odd, b"").unwrap();
         assert_eq!(expand(std::slice::from_ref(&odd)).unwrap(), vec![odd]);
+    }
+
+    #[test]
+    fn packet_room_is_kept_between_batches() {
+        let data = [0u8; 4];
+        let packet = Packet {
+            timestamp: Timestamp::default(),
+            wire_len: 4,
+            data: &data,
+            interface: 0,
+            link_type: LinkType::RAW,
+            offset: 24,
+        };
+        let packets = vec![packet; 1000];
+        let (capacity, at) = (packets.capacity(), packets.as_ptr() as usize);
+        let room = reuse_packets(packets);
+        assert!(room.is_empty());
+        assert_eq!(
+            (room.capacity(), room.as_ptr() as usize),
+            (capacity, at),
+            "the same allocation"
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! The mapped file is cut into chunks of [`CHUNK_BYTES`]; worker threads each take the next
 //! chunk, find its first record ([`sift_pcap::split`]: a guessed sync point), filter its
-//! packets and encode the kept ones into an [`Encoded`]: bytes in a buffer, or, for records the
+//! packets ([`BATCH_PACKETS`] records at a time, in one call of the engine:
+//! [`Compiled::run_batch`]) and encode the kept ones into an [`Encoded`]: bytes in a buffer, or, for records the
 //! output takes as they are in the file, just where they lie (so a filtered copy is copied once,
 //! by the kernel's `writev` from the mapping, and the buffers are reused). The calling
 //! thread consumes the buffers strictly in file order, after checking that each chunk started
@@ -20,10 +21,11 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
+use sift_jit::PacketRef;
 use sift_pcap::split::PcapBytes;
 use sift_pcap::{ClippedRecords, LinkType, Packet, PcapWriter, Timestamp};
 
-use crate::filter::Compiled;
+use crate::filter::{BATCH_PACKETS, Compiled};
 use crate::output::OutputError;
 
 /// Bytes of input per chunk.
@@ -149,14 +151,73 @@ struct Chunk {
     error: Option<ParallelError>,
 }
 
+/// How a run decides which packets to keep.
+enum Keep<'k, K> {
+    /// Every packet.
+    All,
+    /// Those a program accepts, a batch at a time.
+    Filter(&'k Compiled),
+    /// Those a function accepts, one by one.
+    Each(&'k K),
+}
+
+// Not derived: that would ask `K: Copy`.
+impl<K> Clone for Keep<'_, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K> Copy for Keep<'_, K> {}
+
+impl<K: Fn(&Packet<'_>) -> bool> Keep<'_, K> {
+    /// A verdict per packet into `verdicts` (non-zero: keep), through `refs` for a program.
+    fn verdicts<'a>(
+        self,
+        packets: &[Packet<'a>],
+        refs: &mut Vec<PacketRef<'a>>,
+        verdicts: &mut Vec<u32>,
+    ) {
+        verdicts.clear();
+        match self {
+            Keep::All => verdicts.resize(packets.len(), 1),
+            Keep::Filter(f) => {
+                refs.clear();
+                refs.extend(packets.iter().map(|p| PacketRef::new(p.data, p.wire_len)));
+                f.run_batch(refs, verdicts);
+            }
+            Keep::Each(keep) => verdicts.extend(packets.iter().map(|p| u32::from(keep(p)))),
+        }
+    }
+}
+
+/// A worker's room for a batch: the packets, their descriptors and the verdicts (reused from
+/// batch to batch and chunk to chunk).
+struct Scratch<'a> {
+    packets: Vec<Packet<'a>>,
+    refs: Vec<PacketRef<'a>>,
+    verdicts: Vec<u32>,
+}
+
+impl Scratch<'_> {
+    fn new() -> Self {
+        Scratch {
+            packets: Vec::with_capacity(BATCH_PACKETS),
+            refs: Vec::with_capacity(BATCH_PACKETS),
+            verdicts: Vec::with_capacity(BATCH_PACKETS),
+        }
+    }
+}
+
 /// Filters and encodes (into `out`, cleared first) the records from `start` up to the first one
-/// at or after `stop_at`.
-fn process<K, E>(
-    file: PcapBytes<'_>,
+/// at or after `stop_at`, [`BATCH_PACKETS`] at a time: each batch is read, filtered in one call,
+/// then its kept packets encoded in order.
+fn process<'a, K, E>(
+    file: PcapBytes<'a>,
     start: u64,
     stop_at: u64,
-    keep: &K,
+    keep: Keep<'_, K>,
     encode: &E,
+    scratch: &mut Scratch<'a>,
     mut out: Encoded,
 ) -> Chunk
 where
@@ -174,25 +235,44 @@ where
         error: None,
     };
     let mut records = file.records(start, stop_at);
-    for packet in records.by_ref() {
-        let packet = match packet {
-            Ok(p) => p,
-            Err(e) => {
-                chunk.error = Some(ParallelError::Read(e));
-                break;
+    let Scratch { packets, refs, verdicts } = scratch;
+    'chunk: loop {
+        packets.clear();
+        let mut damage = None;
+        for packet in records.by_ref().take(BATCH_PACKETS) {
+            match packet {
+                Ok(p) => packets.push(p),
+                Err(e) => {
+                    damage = Some(e);
+                    break;
+                }
             }
-        };
-        chunk.read += 1;
-        if !keep(&packet) {
-            continue;
         }
-        if let Err(source) = encode(&packet, &mut chunk.out) {
-            chunk.error = Some(ParallelError::Encode { offset: packet.offset, source });
+        if packets.is_empty() && damage.is_none() {
             break;
         }
-        chunk.kept += 1;
+        keep.verdicts(packets, refs, verdicts);
+        for (i, (packet, &verdict)) in packets.iter().zip(verdicts.iter()).enumerate() {
+            chunk.read += 1;
+            if verdict == 0 {
+                continue;
+            }
+            if let Err(source) = encode(packet, &mut chunk.out) {
+                chunk.error = Some(ParallelError::Encode { offset: packet.offset, source });
+                // The chunk stops after this packet's record, as read one by one.
+                chunk.stop = packets.get(i + 1).map_or(records.stop(), |next| next.offset);
+                break 'chunk;
+            }
+            chunk.kept += 1;
+        }
+        if let Some(e) = damage {
+            chunk.error = Some(ParallelError::Read(e));
+            break;
+        }
     }
-    chunk.stop = records.stop();
+    if chunk.error.as_ref().is_none_or(|e| matches!(e, ParallelError::Read(_))) {
+        chunk.stop = records.stop();
+    }
     chunk.clipped = records.clipped();
     chunk
 }
@@ -200,11 +280,47 @@ where
 /// Runs `keep` and `encode` over every packet of `file` on `threads` workers and hands the
 /// encoded chunks to `consume` in file order (with the offset reached and packets kept so far,
 /// for progress). Returns the totals, and the first error after consuming everything before it.
-/// Chunk buffers go back to the workers once consumed.
+/// Chunk buffers go back to the workers once consumed. (`keep` is called per packet; [`count`],
+/// [`copy`] and [`for_each`] run a program on batches instead.)
 pub fn run<K, E, C>(
     file: PcapBytes<'_>,
     threads: usize,
     keep: &K,
+    encode: &E,
+    consume: C,
+) -> (Totals, Result<(), ParallelError>)
+where
+    K: Fn(&Packet<'_>) -> bool + Sync,
+    E: Fn(&Packet<'_>, &mut Encoded) -> Result<(), OutputError> + Sync,
+    C: FnMut(&Encoded, u64, u64) -> Result<(), OutputError>,
+{
+    run_with(file, threads, Keep::Each(keep), encode, consume)
+}
+
+/// [`run`] with `keep` a program ([`Compiled::run_batch`] on batches), or none to keep all.
+fn run_filtered<E, C>(
+    file: PcapBytes<'_>,
+    threads: usize,
+    filter: Option<&Compiled>,
+    encode: &E,
+    consume: C,
+) -> (Totals, Result<(), ParallelError>)
+where
+    E: Fn(&Packet<'_>, &mut Encoded) -> Result<(), OutputError> + Sync,
+    C: FnMut(&Encoded, u64, u64) -> Result<(), OutputError>,
+{
+    let keep: Keep<'_, fn(&Packet<'_>) -> bool> = match filter {
+        Some(f) => Keep::Filter(f),
+        None => Keep::All,
+    };
+    run_with(file, threads, keep, encode, consume)
+}
+
+/// [`run`], whatever decides what to keep.
+fn run_with<K, E, C>(
+    file: PcapBytes<'_>,
+    threads: usize,
+    keep: Keep<'_, K>,
     encode: &E,
     mut consume: C,
 ) -> (Totals, Result<(), ParallelError>)
@@ -235,6 +351,7 @@ where
             let tx = tx.clone();
             let (next, stop, consumed, reuse) = (&next, &stop, &consumed, &reuse);
             scope.spawn(move || {
+                let mut scratch = Scratch::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= n || stop.load(Ordering::Relaxed) {
@@ -251,10 +368,11 @@ where
                         break;
                     }
                     let start = if i == 0 { Some(first) } else { file.sync(bound(i)) };
-                    let chunk = match start {
-                        Some(s) => process(file, s, bound(i + 1).max(s), keep, encode, reuse()),
-                        None => process(file, u64::MAX, u64::MAX, keep, encode, reuse()),
+                    let (from, to) = match start {
+                        Some(s) => (s, bound(i + 1).max(s)),
+                        None => (u64::MAX, u64::MAX),
                     };
+                    let chunk = process(file, from, to, keep, encode, &mut scratch, reuse());
                     if tx.send((i, chunk)).is_err() {
                         break;
                     }
@@ -268,6 +386,7 @@ where
             consumed.1.notify_all();
         };
         let mut pending: BTreeMap<usize, Chunk> = BTreeMap::new();
+        let mut scratch = Scratch::new();
         let mut prev_stop = first;
         for i in 0..n {
             let chunk = loop {
@@ -288,7 +407,8 @@ where
             if chunk.start != prev_stop {
                 // The guess was wrong (or there was none): redo the chunk from the true start.
                 let out = std::mem::take(&mut chunk.out);
-                chunk = process(file, prev_stop, bound(i + 1).max(prev_stop), keep, encode, out);
+                let to = bound(i + 1).max(prev_stop);
+                chunk = process(file, prev_stop, to, keep, encode, &mut scratch, out);
             }
             totals.read += chunk.read;
             totals.kept += chunk.kept;
@@ -315,12 +435,6 @@ where
     (totals, result)
 }
 
-/// Whether `filter` (none: keep everything) keeps `p`.
-#[inline]
-fn kept(filter: Option<&Compiled>, p: &Packet<'_>) -> bool {
-    filter.is_none_or(|f| f.accepts(p.data, p.wire_len))
-}
-
 /// Counts the packets of `file` that `filter` keeps; `progress` gets the offset reached and the
 /// count so far after each chunk.
 pub fn count(
@@ -329,8 +443,7 @@ pub fn count(
     filter: Option<&Compiled>,
     mut progress: impl FnMut(u64, u64),
 ) -> (Totals, Result<(), ParallelError>) {
-    let keep = |p: &Packet<'_>| kept(filter, p);
-    run(file, threads, &keep, &|_, _| Ok(()), |_, at, kept| {
+    run_filtered(file, threads, filter, &|_, _| Ok(()), |_, at, kept| {
         progress(at, kept);
         Ok(())
     })
@@ -347,7 +460,6 @@ pub fn copy<W: Write>(
     writer: &mut PcapWriter<W>,
     mut progress: impl FnMut(u64, u64),
 ) -> (Totals, Result<(), ParallelError>) {
-    let keep = |p: &Packet<'_>| kept(filter, p);
     let precision = writer.precision();
     let encode = |p: &Packet<'_>, out: &mut Encoded| -> Result<(), OutputError> {
         // A record already as the output has it is copied from the mapping by the kernel when
@@ -366,7 +478,7 @@ pub fn copy<W: Write>(
         out.buf.extend_from_slice(p.data);
         Ok(())
     };
-    run(file, threads, &keep, &encode, |out, at, kept| {
+    run_filtered(file, threads, filter, &encode, |out, at, kept| {
         progress(at, kept);
         Ok(writer.write_pieces_from(&file, at, out.pieces(file.bytes()))?)
     })
@@ -384,12 +496,11 @@ pub fn for_each(
     mut each: impl FnMut(&Packet<'_>) -> io::Result<()>,
     mut progress: impl FnMut(u64, u64),
 ) -> (Totals, Result<(), ParallelError>) {
-    let keep = |p: &Packet<'_>| kept(filter, p);
     let encode = |p: &Packet<'_>, out: &mut Encoded| -> Result<(), OutputError> {
         encode_packet(&mut out.buf, p);
         Ok(())
     };
-    run(file, threads, &keep, &encode, |chunk, at, kept| {
+    run_filtered(file, threads, filter, &encode, |chunk, at, kept| {
         progress(at, kept);
         for p in decode_packets(&chunk.buf, link_type) {
             each(&p)?;

@@ -1,7 +1,8 @@
 //! The facade through its public API only, as an embedder uses it: the parallel runner gives
 //! one thread's output on any number of threads (also at damage), `Capture` filters and saves
 //! like the sequential parts it is made of, inputs merge by time, writers keep link types
-//! apart, and `bench`/`diff` return the engines' figures and verdicts as data.
+//! apart, and `bench`/`diff` return the engines' figures and verdicts as data. Batches (of a
+//! source, a filter, a capture, the parallel runner) hold what one packet at a time gives.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -251,7 +252,8 @@ fn bench_and_diff_return_figures_and_verdicts() {
     let packets = sift::bench::Packets::load(&sample("http.pcap")).unwrap();
     let bench = sift::bench::Bench::new(&packets, Duration::from_millis(1), false);
     let mut prepared = bench.prepare(sift::bench::Subject::Expression("tcp".into())).unwrap();
-    for engine in [sift::bench::Engine::Interp, sift::bench::Engine::Jit] {
+    use sift::bench::Engine;
+    for engine in [Engine::Interp, Engine::Jit, Engine::InterpSingle, Engine::JitSingle] {
         match bench.run(engine, &mut prepared).unwrap() {
             sift::bench::Outcome::Timed(f) => {
                 assert_eq!(f.accepted, 24);
@@ -260,6 +262,8 @@ fn bench_and_diff_return_figures_and_verdicts() {
             other => panic!("{engine:?}: {other:?}"),
         }
     }
+    assert!(bench.floor() > 0.0);
+    assert!(bench.floor_prefetched().unwrap() > 0.0);
     let mut engines = sift::diff::Engines::new(false);
     match engines.compare("tcp and not tcp", &packets).unwrap() {
         sift::diff::Comparison::Compared { engines, .. } => {
@@ -274,4 +278,250 @@ fn bench_and_diff_return_figures_and_verdicts() {
         engines.compare("tcp port", &packets).unwrap(),
         sift::diff::Comparison::Refused(_)
     ));
+}
+
+/// A packet as the tests compare them: offset, wire length, interface, captured bytes.
+type Seen = (u64, u32, u32, Vec<u8>);
+
+/// Every packet of `inputs` read one by one, and the error that ended the read.
+fn one_by_one(inputs: &[&Path]) -> (Vec<Seen>, Option<String>) {
+    let mut source = Source::open(inputs).unwrap();
+    let mut seen = Vec::new();
+    loop {
+        match source.next_packet() {
+            Ok(Some((p, _))) => seen.push((p.offset, p.wire_len, p.interface, p.data.to_vec())),
+            Ok(None) => return (seen, None),
+            Err(e) => return (seen, Some(sift::error_line(&e))),
+        }
+    }
+}
+
+/// The same through [`Source::next_batch`] with batches of up to `max`, and the batches' sizes.
+fn in_batches(inputs: &[&Path], max: usize) -> (Vec<Seen>, Option<String>, Vec<usize>) {
+    let mut source = Source::open(inputs).unwrap();
+    let (mut seen, mut sizes) = (Vec::new(), Vec::new());
+    loop {
+        match source.next_batch(max) {
+            Ok(batch) if batch.is_empty() => return (seen, None, sizes),
+            Ok(batch) => {
+                sizes.push(batch.len());
+                for p in batch.packets() {
+                    assert!((p.interface as usize) < batch.interfaces().len());
+                    seen.push((p.offset, p.wire_len, p.interface, p.data.to_vec()));
+                }
+            }
+            Err(e) => return (seen, Some(sift::error_line(&e)), sizes),
+        }
+    }
+}
+
+/// `count` packets of link type `link` (seed `seed`) as pcap at `path`.
+fn generate_link(path: &Path, link: sift_gen::Link, count: u64, seed: u64) {
+    let config = sift_gen::Config { link, ..sift_gen::Config::default() };
+    let mut generator = sift_gen::Generator::new(seed, config);
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = PcapWriter::new(file, generator.link_type(), 0, 65_535, Precision::Micro).unwrap();
+    let mut frame = Vec::new();
+    for _ in 0..count {
+        let meta = generator.next_frame(&mut frame);
+        w.write(Timestamp::new(meta.ts_sec, meta.ts_nsec), meta.wire_len, &frame).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// A pcapng file at `dir/mixed.pcapng` whose packets alternate, in runs, between an Ethernet
+/// and a raw-IP interface (two captures merged by time).
+fn mixed_pcapng(dir: &Path) -> PathBuf {
+    let (eth, raw) = (dir.join("eth.pcap"), dir.join("raw.pcap"));
+    generate_link(&eth, sift_gen::Link::Ethernet, 1_500, 3);
+    generate_link(&raw, sift_gen::Link::Raw, 1_500, 4);
+    let mut source = Source::open(&[&eth, &raw]).unwrap();
+    let mut writer = Writer::pcapng(Vec::new(), None).unwrap();
+    while let Some((p, ifaces)) = source.next_packet().unwrap() {
+        writer.write(&p, ifaces).unwrap();
+    }
+    let path = dir.join("mixed.pcapng");
+    std::fs::write(&path, writer.finish().unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn batches_hold_what_one_by_one_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_capture();
+    // Cut in the middle of a record (a truncated packet) and in a record header.
+    let bytes = std::fs::read(big).unwrap();
+    let (cut_data, cut_header) = (dir.path().join("cut1.pcap"), dir.path().join("cut2.pcap"));
+    std::fs::write(&cut_data, &bytes[..bytes.len() / 3]).unwrap();
+    let mut at = 24;
+    while at < bytes.len() / 2 {
+        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    std::fs::write(&cut_header, &bytes[..at + 7]).unwrap();
+    let mixed = mixed_pcapng(dir.path());
+    let (a, b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    generate(&a, 200, 5);
+    generate(&b, 300, 6);
+    let cases: [(&str, Vec<&Path>, bool); 5] = [
+        ("mapped pcap", vec![big], true),
+        ("damaged in a packet", vec![&cut_data], true),
+        ("damaged in a header", vec![&cut_header], true),
+        ("mapped pcapng, two link types", vec![&mixed], true),
+        ("merged", vec![&a, &b], false),
+    ];
+    for (what, inputs, whole) in &cases {
+        let (want, want_error) = one_by_one(inputs);
+        assert!(!want.is_empty(), "{what}");
+        for max in [1, 7, 1024] {
+            let (got, error, sizes) = in_batches(inputs, max);
+            assert_eq!(error, want_error, "{what}, batches of {max}");
+            assert_eq!(got.len(), want.len(), "{what}, batches of {max}");
+            assert!(got == want, "{what}, batches of {max}: other packets");
+            let largest = sizes.iter().copied().max().unwrap();
+            let expected = if *whole { max.min(want.len()) } else { 1 };
+            assert_eq!(largest, expected, "{what}, batches of {max}: {sizes:?}");
+        }
+        if what.starts_with("damaged") {
+            assert!(want_error.is_some(), "{what}");
+        }
+    }
+}
+
+#[test]
+fn a_stream_is_read_one_packet_per_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, fifo) = (dir.path().join("in.pcap"), dir.path().join("fifo"));
+    generate(&path, 300, 7);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let feed = |fifo: PathBuf, path: PathBuf| {
+        std::thread::spawn(move || std::fs::write(fifo, std::fs::read(path).unwrap()).unwrap())
+    };
+    let writer = feed(fifo.clone(), path.clone());
+    let (got, error, sizes) = in_batches(&[&fifo], 64);
+    writer.join().unwrap();
+    let (want, _) = one_by_one(&[&path]);
+    assert_eq!(error, None);
+    assert!(got == want, "the stream's packets differ");
+    assert!(sizes.iter().all(|&n| n == 1), "{sizes:?}");
+}
+
+#[test]
+fn filter_batches_give_each_link_type_its_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = mixed_pcapng(dir.path());
+    for expr in ["tcp", "udp port 53 or icmp", "ip6"] {
+        let mut one = Filter::new(expr);
+        let mut source = Source::open(&[&mixed]).unwrap();
+        let mut want = Vec::new();
+        while let Some((p, ifaces)) = source.next_packet().unwrap() {
+            want.push(one.prepare(&ifaces[p.interface as usize]).unwrap().run(p.data, p.wire_len));
+        }
+        assert!(want.contains(&0) && want.iter().any(|&v| v != 0), "{expr}");
+        let mut batched = Filter::new(expr);
+        let mut source = Source::open(&[&mixed]).unwrap();
+        let (mut got, mut verdicts, mut mixed_batches) = (Vec::new(), Vec::new(), 0);
+        loop {
+            let batch = source.next_batch(256).unwrap();
+            if batch.is_empty() {
+                break;
+            }
+            let links = batch.packets().iter().map(|p| p.link_type);
+            mixed_batches += usize::from(links.clone().any(|l| l != batch.packets()[0].link_type));
+            batched.run_batch(batch.packets(), batch.interfaces(), &mut verdicts).unwrap();
+            assert_eq!(verdicts.len(), batch.len());
+            got.extend_from_slice(&verdicts);
+        }
+        assert!(mixed_batches > 0, "batches mixing both link types");
+        assert_eq!(got, want, "{expr}");
+    }
+    // An expression the raw-IP link type refuses: the Ethernet packets before the first raw
+    // one get their verdicts, then the error.
+    let mut filter = Filter::new("ether host 1:2:3:4:5:6 or ip");
+    let mut source = Source::open(&[&mixed]).unwrap();
+    let batch = source.next_batch(1024).unwrap();
+    let first_raw =
+        batch.packets().iter().position(|p| p.link_type == LinkType::RAW).expect("a raw packet");
+    let mut verdicts = Vec::new();
+    let e = filter.run_batch(batch.packets(), batch.interfaces(), &mut verdicts).unwrap_err();
+    assert!(e.to_string().contains("MAC address"), "{e}");
+    assert_eq!(verdicts.len(), first_raw);
+}
+
+#[test]
+fn capture_batches_keep_counts_and_resume_after_a_failing_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(big_capture()).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() / 4]).unwrap();
+    let one = sequential(&cut, "tcp");
+    let error = one.error.clone().expect("the cut capture is damaged");
+    // Iterating: the same packets, then the error.
+    let capture = sift::Capture::open(&cut).unwrap().filter("tcp").unwrap();
+    let mut kept = Vec::new();
+    let mut failed = None;
+    for p in capture {
+        match p {
+            Ok(p) => kept.push((p.offset, p.wire_len)),
+            Err(e) => failed = Some(sift::error_line(&e)),
+        }
+    }
+    assert_eq!(kept, one.kept);
+    assert!(failed.unwrap().contains(&error));
+    // A function failing on every 100th packet: the next call goes on with the next packet.
+    let mut capture = sift::Capture::open(&cut).unwrap().filter("tcp").unwrap();
+    let (mut kept, mut calls) = (Vec::new(), 0);
+    let mut last_counts = (0, 0);
+    let end = loop {
+        calls += 1;
+        let result = capture.for_each_kept(|p, _| -> Result<(), sift::Error> {
+            kept.push((p.offset, p.wire_len));
+            if kept.len() % 100 == 0 { Err(sift::Error::Input(bad_input())) } else { Ok(()) }
+        });
+        let counts = capture.counts();
+        assert_eq!(counts.1, kept.len() as u64, "counted as handed out");
+        assert!(counts.0 >= last_counts.0);
+        last_counts = counts;
+        match result {
+            Err(sift::Error::Input(sift::input::InputError::NoMatch { .. })) => continue,
+            other => break other,
+        }
+    };
+    assert!(calls > 5, "{calls}");
+    assert_eq!(kept, one.kept);
+    assert!(sift::error_line(&end.unwrap_err()).contains(&error));
+    // Packets read: as one by one, up to the damage.
+    let (all, _) = one_by_one(&[&cut]);
+    assert_eq!(capture.counts(), (all.len() as u64, one.kept.len() as u64));
+}
+
+/// An error to return from a function given to `for_each_kept`.
+fn bad_input() -> sift::input::InputError {
+    sift::input::InputError::NoMatch { pattern: "stop".into() }
+}
+
+#[test]
+fn an_encoding_failure_in_a_later_batch_comes_after_the_packets_before_it() {
+    let source = Source::open(&[big_capture()]).unwrap();
+    let file = source.pcap_bytes().unwrap();
+    // The 1,500th packet: in the second batch of the first chunk.
+    let (all, _) = one_by_one(&[big_capture()]);
+    let bad = all[1_499].0;
+    let encode = |p: &Packet<'_>, out: &mut parallel::Encoded| -> Result<(), OutputError> {
+        if p.offset == bad {
+            return Err(OutputError::Write(sift_pcap::WriteError::TooLong(p.data.len())));
+        }
+        out.buf.extend_from_slice(&p.offset.to_le_bytes());
+        Ok(())
+    };
+    let keep = |_: &Packet<'_>| true;
+    let mut offsets = Vec::new();
+    let (totals, result) = parallel::run(file, 2, &keep, &encode, |out, _, _| {
+        offsets.extend(out.buf.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+        Ok(())
+    });
+    assert_eq!((totals.read, totals.kept), (1_500, 1_499));
+    assert!(matches!(result, Err(ParallelError::Encode { offset, .. }) if offset == bad));
+    let want: Vec<u64> = all[..1_499].iter().map(|p| p.0).collect();
+    assert_eq!(offsets, want);
 }

@@ -369,8 +369,9 @@ fn bench_takes_an_expression() {
     assert!(stderr(&bad).contains('^'), "{}", stderr(&bad));
 }
 
-/// `sift bench --engine all --compare … --plot`: a line per engine (interp, jit, libpcap,
-/// kernel, cspf) for each expression, instructions executed for the two VMs, and a chart.
+/// `sift bench --engine all --compare … --plot`: a line per engine (interp and jit in batches
+/// and one call per packet, libpcap, kernel, cspf) for each expression, instructions executed
+/// for the two VMs, the floors once, and a chart.
 #[test]
 fn bench_all_engines_compare_and_plot() {
     let cap = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/http.pcap");
@@ -385,7 +386,7 @@ fn bench_all_engines_compare_and_plot() {
     let out = stdout(&o);
     let root = std::fs::read_to_string("/proc/self/status")
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.contains("\t0\t")));
-    let mut engines = vec!["interp", "jit", "cspf"];
+    let mut engines = vec!["interp", "jit", "interp-single", "jit-single", "cspf"];
     if sift_testkit::oracle("system libpcap", sift_libpcap::Libpcap::load()).is_some() {
         engines.push("libpcap");
     }
@@ -395,10 +396,16 @@ fn bench_all_engines_compare_and_plot() {
         sift_testkit::oracle_missing::<()>("the kernel engine", "not root");
     }
     for engine in engines {
-        let lines = out.lines().filter(|l| l.starts_with(engine) && l.contains("ns/packet"));
+        let named = |l: &&str| l.split_whitespace().next() == Some(engine);
+        let lines = out.lines().filter(named).filter(|l| l.contains("ns/packet"));
         assert_eq!(lines.count(), exprs.len(), "{engine}:\n{out}");
     }
-    assert_eq!(out.matches("executed per packet").count(), 2 * exprs.len(), "{out}");
+    // The floors, once per run.
+    for floor in ["floor ", "floor-pf "] {
+        assert_eq!(out.lines().filter(|l| l.starts_with(floor)).count(), 1, "{out}");
+    }
+    // The interpreter's counts, in batches and one call per packet; cspf's.
+    assert_eq!(out.matches("executed per packet").count(), 3 * exprs.len(), "{out}");
     let chart = std::fs::read_to_string(&svg).unwrap();
     assert!(chart.starts_with("<svg") && chart.contains("cspf") && chart.contains("arp"));
 }

@@ -3,6 +3,8 @@
 //! `sift compile` is `tests/compile_cli.rs`). Oracle tests compare with tcpdump, editcap,
 //! mergecap, capinfos, tshark and libpcap where they are installed.
 
+/// The sequential path's batches: `-c N` and damage as one packet at a time.
+mod batches;
 /// `sift bpf …` (check, run, asm, disasm) and `sift bench` on files.
 mod bpf;
 /// An input truncated while it is read, or named as the output too.
@@ -11,6 +13,8 @@ mod changed_input;
 mod copy;
 /// `sift diff` over the libpcap corpus's expressions.
 mod diff;
+/// Filter mistakes: sift's located messages (golden).
+mod errors;
 /// `sift -r X -w A EXPR` against tcpdump, on samples and generated captures.
 mod filter;
 /// tcpdump's command-line habits, flags, local time, exit statuses; output errors, bounded
