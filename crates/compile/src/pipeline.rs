@@ -24,8 +24,7 @@
 //! and the unoptimized one equals libpcap's. Under [`Mode::Libpcap`] and [`Mode::Linux`] the
 //! program must go forward only (the kernel's `SO_ATTACH_FILTER`, the eBPF translation), so
 //! each walk is unrolled, as deep as the whole program stays within the kernel's 4,096
-//! instructions ([`finish`] searches the depth; at least
-//! [`MIN_UNROLLED_STEPS`](crate::walk::MIN_UNROLLED_STEPS)).
+//! instructions ([`finish`] searches the depth; at least [`MIN_UNROLLED_STEPS`]).
 //!
 //! The stages stay public for tests and tools that need one of them: [`generate`] (AST →
 //! CFG), [`graph`] (text → optimized CFG, without the rejects-all check), [`finish`] (CFG →

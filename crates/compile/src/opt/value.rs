@@ -16,7 +16,7 @@
 //! (whose meaning differs between `#k` and `x` forms and between libpcap and Linux), and
 //! nothing is folded whose run-time result is not the same in every engine. A `protochain`
 //! walk ([`Stmt::Walk`]) gives fresh unknowns to every register it writes and risks
-//! [`Risk::Other`]: no other statement ever has its value, so none is taken for it.
+//! `Risk::Other`: no other statement ever has its value, so none is taken for it.
 
 use super::FastMap;
 use crate::ir::*;
