@@ -2,7 +2,8 @@
 //! through sift's optimizer (same return value on the packet in both interpreter flavors,
 //! output valid), and optimizing never panics. Also compiles the bytes as filter text with and
 //! without optimization: both succeed or fail alike (except "rejects all packets"), and agree
-//! on the packet.
+//! on the packet, with `protochain` walks unrolled (the default mode) and as libpcap's loop
+//! (`Mode::LibpcapLoops`; run with a small loop budget, so that a cycling walk stays cheap).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -28,20 +29,19 @@ fuzz_target!(|data: &[u8]| {
     }
     let src = String::from_utf8_lossy(data);
     let r = TableResolver::well_known();
-    let opts = Options::new(LinkType::EN10MB, &r);
-    match (pipeline::compile(&src, &opts.optimize(false)), pipeline::compile(&src, &opts)) {
-        (Ok(u), Ok(o)) => {
-            let pkt = data;
-            assert_eq!(
-                sift_vm::run(&u.program, pkt, pkt.len() as u32),
-                sift_vm::run(&o.program, pkt, pkt.len() as u32)
-            );
+    let run = |p: &sift_verify::Validated| {
+        Interpreter::new(p).with_loop_budget(1 << 16).run(data, data.len() as u32)
+    };
+    for mode in [Mode::Libpcap, Mode::LibpcapLoops] {
+        let opts = Options::new(LinkType::EN10MB, &r).mode(mode);
+        match (pipeline::compile(&src, &opts.optimize(false)), pipeline::compile(&src, &opts)) {
+            (Ok(u), Ok(o)) => assert_eq!(run(&u.program), run(&o.program), "{mode:?}"),
+            (Ok(u), Err(e)) => {
+                assert!(e.is_rejects_all(), "{e}");
+                assert_eq!(run(&u.program), 0);
+            }
+            (Err(_), Ok(_)) => panic!("compiles only when optimized"),
+            (Err(a), Err(b)) => assert_eq!(a, b),
         }
-        (Ok(u), Err(e)) => {
-            assert!(e.is_rejects_all(), "{e}");
-            assert_eq!(sift_vm::run(&u.program, data, data.len() as u32), 0);
-        }
-        (Err(_), Ok(_)) => panic!("compiles only when optimized"),
-        (Err(a), Err(b)) => assert_eq!(a, b),
     }
 });

@@ -6,13 +6,17 @@
 //! graph (after optimization, unless `-O`) as Graphviz dot instead of the program. A bad
 //! expression, or one the optimizer proves can never match ("expression rejects all
 //! packets", as libpcap), exits with status 1 and the rendered diagnostic on stderr.
+//!
+//! The program is the one sift runs on capture files, as libpcap's: `protochain` walks are
+//! libpcap's loop. `--kernel` prints the one a socket filter gets instead (the walks unrolled
+//! to fit the kernel's 4,096 instructions, checked with the kernel's rules).
 
 use std::process::ExitCode;
 
 use anyhow::bail;
 
 use crate::console;
-use sift_compile::pipeline::{self, LinkType, Options};
+use sift_compile::pipeline::{self, LinkType, Mode, Options};
 use sift_filter::SystemResolver;
 use sift_insn::text;
 
@@ -33,6 +37,10 @@ pub struct CompileArgs {
     /// Print the control-flow graph as Graphviz dot instead of the program.
     #[arg(long)]
     pub dump_cfg: bool,
+    /// Compile for the kernel's socket filter: `protochain` walks unrolled (no backward
+    /// jumps) to fit its 4,096 instructions, and the kernel's rules checked.
+    #[arg(long)]
+    pub kernel: bool,
     /// Output form: `-d` listing (default), `-dd` C array, `-ddd` decimal.
     #[arg(short = 'd', action = clap::ArgAction::Count)]
     pub dump: u8,
@@ -62,7 +70,9 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     };
     let snaplen = if args.snaplen == 0 { sift_capture::MAX_SNAPLEN } else { args.snaplen };
     let resolver = SystemResolver::new();
-    let opts = Options::new(link, &resolver).snaplen(snaplen).optimize(!args.no_optimize);
+    let mode = if args.kernel { Mode::Linux } else { Mode::LibpcapLoops };
+    let opts =
+        Options::new(link, &resolver).snaplen(snaplen).optimize(!args.no_optimize).mode(mode);
     if args.dump_cfg {
         // The graph as generated (and optimized): a filter that rejects every packet is
         // still printed, as a lone `ret #0` block.

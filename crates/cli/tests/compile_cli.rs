@@ -24,6 +24,11 @@ fn listing_equals_tcpdump_byte_for_byte() {
         &["-y", "LINUX_SLL", "-s", "96", "tcp[13] & 2 != 0"],
         &["-y", "EN10MB", "-dd", "ether host 00:11:22:33:44:55"],
         &["-y", "NULL", "-ddd", "ip6 and icmp6"],
+        // `protochain`: libpcap's loop, instruction for instruction.
+        &["ip6 protochain 6"],
+        &["-y", "RAW", "ip protochain 17"],
+        &["-y", "LINUX_SLL", "protochain 58 and tcp port 80"],
+        &["-y", "EN10MB", "-dd", "not ip6 protochain 44 or udp"],
     ];
     for args in cases {
         let (flags, expr) = args.split_at(args.len() - 1);
@@ -63,6 +68,35 @@ fn optimized_listing_equals_tcpdump() {
         let out = sift(&["compile", expr]);
         assert!(out.status.success(), "{expr}: {}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(String::from_utf8(out.stdout).unwrap(), expected, "{expr}");
+    }
+}
+
+/// `protochain` is libpcap's loop of 29 instructions (`ip6 protochain 6` optimized is
+/// libpcap's 36-instruction program, which libpcap never optimizes); `--kernel` unrolls it,
+/// forward jumps only, within the kernel's 4,096 instructions.
+#[test]
+fn protochain_loops_and_unrolls_for_the_kernel() {
+    let lines = |args: &[&str]| {
+        let out = sift(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().lines().map(String::from).collect::<Vec<_>>()
+    };
+    let looped = lines(&["compile", "ip6 protochain 6"]);
+    assert_eq!(looped.len(), 36, "{looped:?}");
+    assert!(looped.contains(&"(018) ja       4".to_string()), "{looped:?}");
+    if let Some(expected) = tcpdump(&["-y", "EN10MB", "-d", "ip6 protochain 6"]) {
+        assert_eq!(looped.join("\n") + "\n", expected);
+    }
+    for expr in ["ip6 protochain 6", "ip6 protochain 6 and host ::1", "protochain 17"] {
+        let unrolled = lines(&["compile", "--kernel", expr]);
+        assert!(unrolled.len() > 1000 && unrolled.len() <= 4096, "{expr}: {}", unrolled.len());
+        for line in &unrolled {
+            // `(NNN) ja       TARGET`: every `ja` goes forward.
+            if let Some(target) = line.strip_prefix('(').and_then(|l| l.split_once(") ja ")) {
+                let (at, to) = (target.0.parse::<usize>().unwrap(), target.1.trim());
+                assert!(to.parse::<usize>().unwrap() > at, "{expr}: {line}");
+            }
+        }
     }
 }
 
@@ -119,7 +153,7 @@ fn bad_expression_exits_1_with_a_caret_diagnostic() {
     );
     assert!(err.contains('^'), "{err}");
 
-    // Beyond what sift supports (more protochain walks than it unrolls): said so.
+    // Beyond what sift supports (more protochain walks than one filter may hold): said so.
     let out = sift(&[
         "compile",
         "protochain 1 or protochain 2 or protochain 3 or protochain 4 or protochain 5",

@@ -17,12 +17,19 @@
 //! lengthen distances, so marks only grow and the loop ends). An unconditional
 //! [`Terminator::Jump`] becomes `ja`, or nothing when its target is laid out next.
 //!
+//! **Walks.** A `protochain` walk ([`Stmt::Walk`]) becomes its run of instructions in the
+//! [`WalkForm`] asked for ([`emit_as`]; [`emit`] gives libpcap's loop): the run is
+//! self-contained, so the block holding it is laid out as any other, the walk counting
+//! [`crate::walk::Walk::len`] instructions.
+//!
 //! **Invariant kept.** The output passes `sift-verify` in libpcap mode (and in Linux mode when
 //! it is at most 4096 instructions and loads scratch words only after storing them): every
-//! jump goes forward and lands inside the program, and the last instruction is a `ret`. No
-//! recursion: the work is near-linear in the size of the graph.
+//! jump goes forward and lands inside the program, and the last instruction is a `ret`. The
+//! one exception is a walk in [`WalkForm::Loop`], whose `ja`s back make the program pass only
+//! `Mode::LibpcapLoops`. No recursion: the work is near-linear in the size of the graph.
 
 use crate::ir::*;
+pub use crate::walk::WalkForm;
 use sift_insn::code::*;
 use sift_insn::{Insn, Program};
 
@@ -42,9 +49,15 @@ pub struct EmitStats {
     pub fallthroughs: usize,
 }
 
-/// Emits `cfg` as a program. Fails only when `cfg` breaks the IR invariants.
+/// Emits `cfg` as a program, its walks as libpcap's loop ([`WalkForm::Loop`]). Fails only
+/// when `cfg` breaks the IR invariants.
 pub fn emit(cfg: &Cfg) -> Result<Program, CfgError> {
-    emit_with_stats(cfg).map(|(p, _)| p)
+    emit_as(cfg, WalkForm::Loop)
+}
+
+/// [`emit`] with the walks in `form`.
+pub fn emit_as(cfg: &Cfg, form: WalkForm) -> Result<Program, CfgError> {
+    emit_bounded(cfg, form, MAX_PASSES).map(|(p, _)| p)
 }
 
 /// [`emit`], also returning [`EmitStats`].
@@ -53,10 +66,25 @@ pub fn emit(cfg: &Cfg) -> Result<Program, CfgError> {
 /// or three passes suffice; should a cascade last 32 passes, every branch gets trampolines
 /// and the next pass ends it, which bounds the work at O(33 × size).
 pub fn emit_with_stats(cfg: &Cfg) -> Result<(Program, EmitStats), CfgError> {
-    emit_bounded(cfg, MAX_PASSES)
+    emit_bounded(cfg, WalkForm::Loop, MAX_PASSES)
 }
 
-fn emit_bounded(cfg: &Cfg, max_passes: usize) -> Result<(Program, EmitStats), CfgError> {
+/// How many instructions `stmts` take with their walks in `form`.
+fn stmts_len(stmts: &[Stmt], form: WalkForm) -> usize {
+    stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Walk(w) => w.len(form),
+            _ => 1,
+        })
+        .sum()
+}
+
+fn emit_bounded(
+    cfg: &Cfg,
+    form: WalkForm,
+    max_passes: usize,
+) -> Result<(Program, EmitStats), CfgError> {
     cfg.check()?;
     let order = cfg.layout_order();
     let n = order.len();
@@ -79,7 +107,7 @@ fn emit_bounded(cfg: &Cfg, max_passes: usize) -> Result<(Program, EmitStats), Cf
                 Terminator::Jump(t) if pos[t.index()] == i + 1 => 0,
                 Terminator::Jump(_) | Terminator::Ret(_) => 1,
             };
-            start[i + 1] = start[i] + block.stmts.len() + term;
+            start[i + 1] = start[i] + stmts_len(&block.stmts, form) + term;
         }
         if stats.passes == max_passes {
             // A pathological cascade: give every edge a trampoline; the next pass ends.
@@ -95,7 +123,7 @@ fn emit_bounded(cfg: &Cfg, max_passes: usize) -> Result<(Program, EmitStats), Cf
         for (i, &b) in order.iter().enumerate() {
             let block = cfg.block(b);
             if let Terminator::Branch { jt, jf, .. } = block.term {
-                let pc = start[i] + block.stmts.len();
+                let pc = start[i] + stmts_len(&block.stmts, form);
                 if !long_jt[i] && start[pos[jt.index()]] - pc - 1 > 255 {
                     long_jt[i] = true;
                     changed = true;
@@ -114,7 +142,12 @@ fn emit_bounded(cfg: &Cfg, max_passes: usize) -> Result<(Program, EmitStats), Cf
     for (i, &b) in order.iter().enumerate() {
         let block = cfg.block(b);
         debug_assert_eq!(out.len(), start[i]);
-        out.extend(block.stmts.iter().map(|s| s.to_insn()));
+        for s in &block.stmts {
+            match s {
+                Stmt::Walk(w) => out.extend(w.insns(form)),
+                s => out.push(s.to_insn().expect("every statement but a walk is one instruction")),
+            }
+        }
         let pc = out.len();
         match block.term {
             Terminator::Branch { op, operand, jt, jf } => {
@@ -179,7 +212,7 @@ mod tests {
         let p = b.or_all(terms).unwrap();
         let cfg = b.finish(p, 1);
         let (normal, _) = emit_with_stats(&cfg).unwrap();
-        let (all_long, stats) = emit_bounded(&cfg, 1).unwrap();
+        let (all_long, stats) = emit_bounded(&cfg, WalkForm::Loop, 1).unwrap();
         assert_eq!((stats.passes, stats.trampolines), (2, 600));
         assert_eq!(
             all_long.len(),

@@ -144,7 +144,7 @@ pub enum CompileErrorKind {
 pub enum Resource {
     /// Parentheses, `not`, unary minus and arithmetic nested deeper than the parser allows.
     Nesting,
-    /// More unrolled `protochain` walks than one filter may hold.
+    /// More `protochain` walks than one filter may hold.
     ProtochainWalks,
     /// More scratch memory words than classic BPF has (16).
     ScratchWords,
@@ -492,7 +492,7 @@ impl CompileError {
     }
 
     /// Whether libpcap would compile the filter and sift cannot (yet): an unsupported
-    /// primitive, or more `protochain` walks than sift unrolls.
+    /// primitive, or more `protochain` walks than sift allows in one filter.
     pub fn is_unsupported(&self) -> bool {
         matches!(
             self.kind,

@@ -10,11 +10,15 @@
 //!
 //! * every successor named by a terminator is a block of the arena;
 //! * the graph reachable from [`Cfg::entry`] is acyclic (classic BPF only jumps forward);
-//! * statements are straight-line: only the [`Terminator`] transfers control.
+//! * statements are straight-line: only the [`Terminator`] transfers control. The one
+//!   statement with control flow inside, [`Stmt::Walk`] (`protochain`'s walk, a loop in
+//!   libpcap), is opaque here: it has one way in and one way out (or it ends the program with
+//!   0, as a failing load does), and [`crate::walk`] expands it only at emission.
 //!
 //! Blocks that become unreachable (after a pass re-routes edges) may stay in the arena; every
 //! walk starts from the entry, and emission ignores them. [`Cfg::compact`] drops them.
 
+pub use crate::walk::Walk;
 use sift_insn::Insn;
 use sift_insn::code::*;
 use std::fmt;
@@ -192,7 +196,8 @@ impl AluOp {
     }
 }
 
-/// A straight-line statement: every classic BPF instruction except jumps and returns.
+/// A straight-line statement: every classic BPF instruction except jumps and returns, and
+/// `protochain`'s walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stmt {
     /// `A = src`
@@ -211,12 +216,17 @@ pub enum Stmt {
     Tax,
     /// `A = X`
     Txa,
+    /// `protochain`'s walk along the header chain from A (the first next header) and X (where
+    /// it starts): A and X become the header it stops at and where that starts. One opaque
+    /// statement with libpcap's loop inside; see [`crate::walk`].
+    Walk(Walk),
 }
 
 impl Stmt {
-    /// The classic BPF instruction.
-    pub fn to_insn(self) -> Insn {
-        match self {
+    /// The classic BPF instruction; `None` for a [`Stmt::Walk`], which is many (see
+    /// [`crate::walk`]).
+    pub fn to_insn(self) -> Option<Insn> {
+        Some(match self {
             Stmt::Ld(src) => match src {
                 Src::Abs(s, k) => Insn::stmt(BPF_LD | BPF_ABS | s.code(), k),
                 Src::Ind(s, k) => Insn::stmt(BPF_LD | BPF_IND | s.code(), k),
@@ -239,7 +249,8 @@ impl Stmt {
             Stmt::Neg => Insn::stmt(BPF_ALU | BPF_NEG, 0),
             Stmt::Tax => Insn::stmt(BPF_MISC | BPF_TAX, 0),
             Stmt::Txa => Insn::stmt(BPF_MISC | BPF_TXA, 0),
-        }
+            Stmt::Walk(_) => return None,
+        })
     }
 
     /// The statement of a classic BPF instruction, if it is one: not a jump or return, an
@@ -294,7 +305,7 @@ impl Stmt {
             _ => return None,
         };
         // Only canonical encodings (no stray bits).
-        (stmt.to_insn().code == insn.code).then_some(stmt)
+        (stmt.to_insn()?.code == insn.code).then_some(stmt)
     }
 
     /// Whether the statement reads the index register.
@@ -305,7 +316,10 @@ impl Stmt {
     /// Whether the statement reads packet bytes (and so may end the program with 0 when the
     /// packet is too short).
     pub fn reads_packet(self) -> bool {
-        matches!(self, Stmt::Ld(Src::Abs(..) | Src::Ind(..)) | Stmt::Ldx(XSrc::Msh(_)))
+        matches!(
+            self,
+            Stmt::Ld(Src::Abs(..) | Src::Ind(..)) | Stmt::Ldx(XSrc::Msh(_)) | Stmt::Walk(_)
+        )
     }
 
     /// The registers the statement reads.
@@ -317,6 +331,7 @@ impl Stmt {
             Stmt::St(_) | Stmt::Neg | Stmt::Tax | Stmt::Alu(_, Operand::K(_)) => RegSet::A,
             Stmt::Stx(_) | Stmt::Txa => RegSet::X,
             Stmt::Alu(_, Operand::X) => RegSet::A.union(RegSet::X),
+            Stmt::Walk(w) => w.uses(),
         }
     }
 
@@ -326,6 +341,7 @@ impl Stmt {
             Stmt::Ld(_) | Stmt::Alu(..) | Stmt::Neg | Stmt::Txa => RegSet::A,
             Stmt::Ldx(_) | Stmt::Tax => RegSet::X,
             Stmt::St(m) | Stmt::Stx(m) => RegSet::mem(m),
+            Stmt::Walk(w) => w.defs(),
         }
     }
 }

@@ -22,6 +22,10 @@
 //! 3. [`emit::emit`] lays the graph out in libpcap's order (`icode_to_fcode`) and resolves
 //!    jumps, adding `ja` trampolines for branches beyond 255 instructions.
 //!
+//! `protochain`'s walk along the IPv6 header chain is a loop in libpcap; here it is one opaque
+//! statement ([`ir::Stmt::Walk`], module [`walk`]) from the generator through the optimizer,
+//! and emission writes it as libpcap's loop or, for the kernel, unrolled.
+//!
 //! [`lift::lift`] turns an existing program back into a graph (to optimize hand-written or
 //! libpcap programs; `lift` then `emit` gives every acyclic libpcap program back unchanged).
 //! [`print`](mod@print) dumps a graph as text (golden tests; [`print::parse`] reads it back)
@@ -59,6 +63,7 @@ pub mod lift;
 pub mod opt;
 pub mod pipeline;
 pub mod print;
+pub mod walk;
 
 pub use error::{CompileError, CompileErrorKind, UNSUPPORTED};
 

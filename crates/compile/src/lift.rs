@@ -14,7 +14,10 @@
 //! is `b0`; threaded-through blocks stay in the arena, unreachable.
 //!
 //! **Invariant kept.** The result passes [`Cfg::check`]; programs that would not (backward
-//! or out-of-range jumps, running off the end) are refused with the instruction index.
+//! or out-of-range jumps, running off the end) are refused with the instruction index. That
+//! includes libpcap's `protochain` loop ([`LiftError::BadJump`] at its `ja` back): sift's own
+//! walks never need lifting, since they stay one [`Stmt::Walk`] from the code generator to
+//! emission, and a program with a loop is run as it is.
 
 use crate::ir::*;
 use sift_insn::Insn;

@@ -18,6 +18,14 @@
 //! [`Validated`] program, the graph it was emitted from (`sift compile --dump-cfg`) and the
 //! optimizer's figures. Every failure is a [`CompileError`] with a span.
 //!
+//! **The mode decides the `protochain` walks' form** (see [`crate::walk`]). Under
+//! [`Mode::LibpcapLoops`] a walk is libpcap's loop, which libpcap's `bpf_filter` and sift's
+//! engines run (bounded by `sift_verify::LOOP_BUDGET`): the program sift runs on capture files,
+//! and the unoptimized one equals libpcap's. Under [`Mode::Libpcap`] and [`Mode::Linux`] the
+//! program must go forward only (the kernel's `SO_ATTACH_FILTER`, the eBPF translation), so
+//! each walk is unrolled, as deep as the whole program stays within the kernel's 4,096
+//! instructions ([`finish`] searches the depth; at least [`MIN_UNROLLED_STEPS`]).
+//!
 //! The stages stay public for tests and tools that need one of them: [`generate`] (AST →
 //! CFG), [`graph`] (text → optimized CFG, without the rejects-all check), [`finish`] (CFG →
 //! validated program), and below them the generator (module `gen`), [`crate::opt`], [`crate::emit`].
@@ -50,9 +58,13 @@ pub use sift_verify::{Mode, Validated};
 /// [`Options`]).
 pub use sift_wire::LinkType;
 
+use crate::emit::emit_as;
 use crate::error::{CompileError, CompileErrorKind, Resource};
-use crate::ir::Cfg;
+use crate::ir::{BlockId, Cfg, CfgError, Stmt};
 use crate::opt::{self, OptStats};
+/// How the walks of a compiled program were expanded, from [`crate::walk`].
+pub use crate::walk::WalkForm;
+use crate::walk::{MAX_UNROLLED_STEPS, MIN_UNROLLED_STEPS};
 
 pub use crate::r#gen::generate;
 
@@ -71,8 +83,9 @@ pub struct Options<'a> {
     pub linux_ext: bool,
     /// Whether to run the optimizer.
     pub optimize: bool,
-    /// The rules the program must pass: libpcap's (`bpf_filter`, sift's VM and JIT) or the
-    /// kernel's (`SO_ATTACH_FILTER`).
+    /// The rules the program must pass: libpcap's (`bpf_filter`, sift's VM and JIT; with
+    /// [`Mode::LibpcapLoops`], `protochain` walks are libpcap's loop, else they are unrolled for
+    /// the kernel) or the kernel's (`SO_ATTACH_FILTER`).
     pub mode: Mode,
     /// Resolves host, network, service, protocol and ether names.
     pub resolver: &'a dyn Resolver,
@@ -107,7 +120,9 @@ impl ByteOrder {
 
 impl<'a> Options<'a> {
     /// Options for `link` with `resolver`: tcpdump's defaults (snapshot length 262144, no
-    /// netmask, no Linux extensions, optimized) and libpcap's validation rules.
+    /// netmask, no Linux extensions, optimized) and libpcap's validation rules without loops
+    /// ([`Mode::Libpcap`]: a program any engine and the kernel run, `protochain` walks
+    /// unrolled; [`Options::mode`] with [`Mode::LibpcapLoops`] gives libpcap's loops).
     pub fn new(link: LinkType, resolver: &'a dyn Resolver) -> Options<'a> {
         Options {
             link,
@@ -176,6 +191,8 @@ pub struct Compiled {
     pub cfg: Cfg,
     /// What the optimizer did (`None` without optimization).
     pub stats: Option<OptStats>,
+    /// How the `protochain` walks were emitted (`None`: the program has none).
+    pub walk_form: Option<WalkForm>,
 }
 
 /// A generated graph, optimized when asked ([`graph`]).
@@ -226,8 +243,9 @@ pub fn finish(graph: Graph, opts: &Options<'_>) -> Result<Compiled, CompileError
     if opts.optimize && opt::rejects_all(&cfg) {
         return Err(CompileError::new(CompileErrorKind::RejectsAll, None));
     }
-    let prog = crate::emit::emit(&cfg)
-        .map_err(|e| CompileError::new(CompileErrorKind::Internal(e.to_string()), None))?;
+    let internal = |e: CfgError| CompileError::new(CompileErrorKind::Internal(e.to_string()), None);
+    let walk_form = walk_form(&cfg, opts.mode).map_err(internal)?;
+    let prog = emit_as(&cfg, walk_form.unwrap_or(WalkForm::Loop)).map_err(internal)?;
     let program = sift_verify::validate(&prog, opts.mode).map_err(|e| {
         let kind = match e.reason {
             Reason::TooLong { len } => CompileErrorKind::ResourceLimit {
@@ -238,5 +256,40 @@ pub fn finish(graph: Graph, opts: &Options<'_>) -> Result<Compiled, CompileError
         };
         CompileError::new(kind, None)
     })?;
-    Ok(Compiled { program, cfg, stats })
+    Ok(Compiled { program, cfg, stats, walk_form })
+}
+
+/// How to emit the walks of `cfg` for `mode` (`None`: it has none): libpcap's loop under
+/// [`Mode::LibpcapLoops`]; else unrolled, the largest depth (up to
+/// [`MAX_UNROLLED_STEPS`]) at which the program stays within the kernel's
+/// [`BPF_MAXINSNS`](sift_insn::code::BPF_MAXINSNS), or [`MIN_UNROLLED_STEPS`] when even that
+/// does not fit (the kernel then refuses the program; [`Mode::Linux`] says so).
+///
+/// The program's length grows with the depth (each step adds instructions and can only
+/// lengthen jumps), so the search starts from the depth the first step's cost predicts and
+/// moves one step at a time: a few emissions of at most 4,096 instructions.
+fn walk_form(cfg: &Cfg, mode: Mode) -> Result<Option<WalkForm>, CfgError> {
+    let walk = |b: &BlockId| cfg.block(*b).stmts.iter().any(|s| matches!(s, Stmt::Walk(_)));
+    let has_walk = cfg.check().is_ok() && cfg.layout_order().iter().any(walk);
+    if !has_walk {
+        return Ok(None);
+    }
+    if mode == Mode::LibpcapLoops {
+        return Ok(Some(WalkForm::Loop));
+    }
+    let limit = sift_insn::code::BPF_MAXINSNS;
+    let len = |n: usize| emit_as(cfg, WalkForm::Unrolled(n)).map(|p| p.len());
+    let first = len(MIN_UNROLLED_STEPS)?;
+    if first > limit {
+        return Ok(Some(WalkForm::Unrolled(MIN_UNROLLED_STEPS)));
+    }
+    let per_step = len(MIN_UNROLLED_STEPS + 1)?.saturating_sub(first).max(1);
+    let mut n = (MIN_UNROLLED_STEPS + (limit - first) / per_step).min(MAX_UNROLLED_STEPS);
+    while n > MIN_UNROLLED_STEPS && len(n)? > limit {
+        n -= 1;
+    }
+    while n < MAX_UNROLLED_STEPS && len(n + 1)? <= limit {
+        n += 1;
+    }
+    Ok(Some(WalkForm::Unrolled(n)))
 }

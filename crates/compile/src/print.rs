@@ -3,8 +3,9 @@
 //! **Why it exists.** Golden tests of the code generator and the optimizer compare graphs as
 //! text, and `--dump-cfg` shows them to people. Both dumps list the blocks reachable from the
 //! entry in layout order ([`Cfg::layout_order`]), so a dump reads top to bottom like the
-//! emitted program; statements use tcpdump's `-d` spelling. Only reachable blocks are shown,
-//! so leftovers in the arena never change a dump.
+//! emitted program; statements use tcpdump's `-d` spelling (a `protochain` walk, one
+//! statement, has a line of its own: [`Walk::text`]). Only reachable blocks are shown, so
+//! leftovers in the arena never change a dump.
 //!
 //! Text form:
 //!
@@ -22,9 +23,13 @@ use sift_insn::code::*;
 use sift_insn::text::{ListingStyle, image};
 use std::fmt::Write;
 
-/// One statement in `-d` spelling, without the index: `ldh      [12]`.
+/// One statement in `-d` spelling, without the index: `ldh      [12]`; a `protochain` walk
+/// as [`Walk::text`] (`walk     ip6 #0x6 [x + 14] M[0]`).
 pub fn stmt_text(s: Stmt) -> String {
-    insn_text(&s.to_insn())
+    match s {
+        Stmt::Walk(w) => w.text(),
+        s => insn_text(&s.to_insn().expect("every statement but a walk is one instruction")),
+    }
 }
 
 fn insn_text(insn: &Insn) -> String {
@@ -198,6 +203,9 @@ pub fn parse(src: &str) -> Result<Cfg, TextError> {
             let (op, operand) = crate::lift::branch(&insn)
                 .ok_or_else(|| err(line_no, "not a conditional jump".into()))?;
             Some(Terminator::Branch { op, operand, jt, jf })
+        } else if let Some(w) = Walk::parse(line) {
+            stmts.push(Stmt::Walk(w));
+            None
         } else {
             let insn = parse_insn(line).map_err(|m| err(line_no, m))?;
             match (insn.code, Stmt::from_insn(&insn)) {

@@ -51,7 +51,15 @@
 //!
 //! Not translated: ancillary loads (`ld [SKF_AD_OFF + …]`): their values come from `sk_buff`
 //! fields a test run fills in its own way, so they are reported as
-//! [`TranslateReason::Ancillary`]. eBPF jump offsets are 16-bit: when the shared exit is out
+//! [`TranslateReason::Ancillary`]; and loops (a backward `ja`, which libpcap's `bpf_validate`
+//! and sift's `Mode::LibpcapLoops` accept for libpcap's `protochain` walk), reported as
+//! [`TranslateReason::Loop`]. The kernel's verifier accepts bounded loops since 5.3, but only
+//! by walking every iteration: a walk of up to 1,024 headers (a test-run packet is a page) with
+//! two ways round per header and the offset's range different on each is beyond its
+//! instruction budget, and the per-iteration counter such a loop needs has no free register
+//! here. Programs meant for the kernel are compiled with the walk unrolled instead (sift's
+//! compiler does so for `Mode::Libpcap` and `Mode::Linux`; `sift_verify::Acyclic` is a program
+//! without loops). eBPF jump offsets are 16-bit: when the shared exit is out
 //! of reach, the program is translated again with a `w0 = 0; exit` after each failure check
 //! (as the kernel's conversion does after each load); a classic jump whose translation spans
 //! more than 32767 slots is refused ([`TranslateReason::JumpTooFar`]; the kernel's conversion
@@ -103,6 +111,13 @@ pub enum TranslateReason {
     /// A jump to a place outside the program (never in a validated program).
     #[error("jump target outside the program")]
     BadTarget,
+    /// A `ja` back to an earlier instruction (a loop: libpcap's `protochain` walk, valid for
+    /// libpcap and sift's own engines). Not translated: see the module documentation.
+    #[error("backward jump to instruction {target}: loops are not translated to eBPF")]
+    Loop {
+        /// Where the jump lands.
+        target: usize,
+    },
 }
 
 /// A translation error at a classic instruction.
@@ -485,6 +500,14 @@ fn translate_with(prog: &[Insn], local_exits: bool) -> Result<EbpfProgram, Trans
             Tax => a.emit(EbpfInsn::mov32_reg(REG_X, REG_A)),
             Txa => a.emit(EbpfInsn::mov32_reg(REG_A, REG_X)),
             Ja => {
+                // libpcap's arithmetic: a target that wraps around lands before the jump.
+                let back = u32::try_from(next).ok().map(|n| n.wrapping_add(k) as usize);
+                if let Some(target) = back.filter(|&t| t < next) {
+                    return Err(TranslateError {
+                        index: idx,
+                        reason: TranslateReason::Loop { target },
+                    });
+                }
                 let t = next
                     .checked_add(k as usize)
                     .filter(|&t| t < prog.len())
@@ -581,6 +604,25 @@ mod tests {
         assert_eq!(
             translate(&prog),
             Err(TranslateError { index: 1, reason: TranslateReason::Ancillary(4) })
+        );
+    }
+
+    #[test]
+    fn loops_are_refused_with_their_index() {
+        // libpcap's `protochain` shape: a backward `ja` to the walk's first test.
+        let prog = [
+            Insn::stmt(Opcode::LdAbsB.code(), 0),
+            Insn::jump(Opcode::JeqK.code(), 6, 1, 0),
+            Insn::stmt(Opcode::Ja.code(), u32::MAX - 1),
+            Insn::stmt(Opcode::RetA.code(), 0),
+        ];
+        assert_eq!(
+            translate(&prog),
+            Err(TranslateError { index: 2, reason: TranslateReason::Loop { target: 1 } })
+        );
+        assert_eq!(
+            translate(&prog).unwrap_err().to_string(),
+            "instruction 2: backward jump to instruction 1: loops are not translated to eBPF"
         );
     }
 

@@ -28,8 +28,15 @@
 //!   architectures, or a compile failure), keeping the reason.
 //!
 //! Only `lower`'s output is ever executed, and `lower` takes a [`Validated`] program: jumps
-//! are forward and in range, so the code always reaches a `ret`; every packet access is
-//! preceded by a check against the captured length.
+//! are in range, and forward unless the program loops (below), so the code always reaches a
+//! `ret`; every packet access is preceded by a check against the captured length.
+//!
+//! * **Loops.** A program validated under `Mode::LibpcapLoops` may jump back (libpcap's
+//!   `protochain` walk). Its frame then holds a budget word, set to
+//!   [`sift_verify::LOOP_BUDGET`] on entry (for every packet of a batch); each backward `ja`
+//!   subtracts its distance and ends the run with 0 on a borrow, exactly as the interpreter
+//!   does, so every run still ends. Bounds checks hoisted across a loop assume nothing at its
+//!   head.
 #![deny(unsafe_code)]
 
 #[cfg(target_arch = "x86_64")]
@@ -101,7 +108,31 @@ pub struct JitFilter {
     batch: std::sync::OnceLock<Option<BatchCode>>,
     /// What the batch function is lowered from.
     #[cfg(target_arch = "x86_64")]
-    source: (Validated, regs::Regs, Prefetch),
+    source: Source,
+}
+
+/// What a program is lowered from: the program, the register assignment, the batch
+/// function's prefetch, the loop budget.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Debug)]
+struct Source {
+    prog: Validated,
+    regs: regs::Regs,
+    prefetch: Prefetch,
+    loop_budget: u32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Source {
+    /// `prog` with the defaults: the default registers, the tuned prefetch, the loop budget.
+    fn new(prog: &Validated) -> Source {
+        Source {
+            prog: prog.clone(),
+            regs: regs::Regs::default(),
+            prefetch: Prefetch::TUNED,
+            loop_budget: sift_verify::LOOP_BUDGET,
+        }
+    }
 }
 
 /// The batch function and its entry.
@@ -118,7 +149,8 @@ impl std::fmt::Debug for JitFilter {
 }
 
 impl JitFilter {
-    /// Compiles a validated program (either validator mode; semantics are libpcap's).
+    /// Compiles a validated program (any validator mode; semantics are libpcap's, loops
+    /// bounded by [`sift_verify::LOOP_BUDGET`]).
     #[cfg(target_arch = "x86_64")]
     pub fn compile(prog: &Validated) -> Result<JitFilter, JitError> {
         JitFilter::compile_with(prog, &regs::Regs::default())
@@ -131,41 +163,46 @@ impl JitFilter {
         prog: &Validated,
         prefetch: Prefetch,
     ) -> Result<JitFilter, JitError> {
-        JitFilter::compile_full(prog, &regs::Regs::default(), prefetch)
+        JitFilter::compile_full(Source { prefetch, ..Source::new(prog) })
+    }
+
+    /// Compiles with another loop budget than [`sift_verify::LOOP_BUDGET`] (what a run's
+    /// backward jumps may charge before it ends with 0), as
+    /// `sift_vm::Interpreter::with_loop_budget` runs: tests and fuzzers bound loops tightly.
+    #[cfg(target_arch = "x86_64")]
+    pub fn compile_with_loop_budget(
+        prog: &Validated,
+        loop_budget: u32,
+    ) -> Result<JitFilter, JitError> {
+        JitFilter::compile_full(Source { loop_budget, ..Source::new(prog) })
     }
 
     /// Compiles with a chosen register assignment.
     #[cfg(target_arch = "x86_64")]
     fn compile_with(prog: &Validated, regs: &regs::Regs) -> Result<JitFilter, JitError> {
-        JitFilter::compile_full(prog, regs, Prefetch::TUNED)
+        JitFilter::compile_full(Source { regs: *regs, ..Source::new(prog) })
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn compile_full(
-        prog: &Validated,
-        regs: &regs::Regs,
-        prefetch: Prefetch,
-    ) -> Result<JitFilter, JitError> {
-        let code = ExecBuf::new(&lower::lower(prog, regs, lower::Form::Single)?.code)?;
+    fn compile_full(source: Source) -> Result<JitFilter, JitError> {
+        let Source { prog, regs, loop_budget, .. } = &source;
+        let code =
+            ExecBuf::new(&lower::lower(prog, regs, lower::Form::Single, *loop_budget)?.code)?;
         let Entries::Single(entry) = entry_point(&code, lower::Form::Single) else {
             // The single form always gives a single entry.
             return Err(JitError::Memory(std::io::Error::other("no single-packet entry")));
         };
-        Ok(JitFilter {
-            code,
-            entry,
-            batch: std::sync::OnceLock::new(),
-            source: (prog.clone(), *regs, prefetch),
-        })
+        Ok(JitFilter { code, entry, batch: std::sync::OnceLock::new(), source })
     }
 
     /// The batch function, lowered and mapped on the first call.
     #[cfg(target_arch = "x86_64")]
     fn batch(&self) -> Option<&BatchCode> {
         let make = || {
-            let (prog, regs, prefetch) = &self.source;
+            let Source { prog, regs, prefetch, loop_budget } = &self.source;
             let form = lower::Form::Batch(*prefetch);
-            let code = ExecBuf::new(&lower::lower(prog, regs, form).ok()?.code).ok()?;
+            let lowered = lower::lower(prog, regs, form, *loop_budget).ok()?;
+            let code = ExecBuf::new(&lowered.code).ok()?;
             match entry_point(&code, form) {
                 Entries::Batch(entry) => Some(BatchCode { code, entry }),
                 Entries::Single(_) => None,
@@ -177,6 +214,15 @@ impl JitFilter {
     /// Compiles a validated program: not available on this architecture.
     #[cfg(not(target_arch = "x86_64"))]
     pub fn compile(_prog: &Validated) -> Result<JitFilter, JitError> {
+        Err(JitError::UnsupportedArch(std::env::consts::ARCH))
+    }
+
+    /// Compiles a validated program: not available on this architecture.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn compile_with_loop_budget(
+        _prog: &Validated,
+        _loop_budget: u32,
+    ) -> Result<JitFilter, JitError> {
         Err(JitError::UnsupportedArch(std::env::consts::ARCH))
     }
 
@@ -287,8 +333,9 @@ fn call(entry: Entry, pkt: &[u8], wire_len: u32) -> u32 {
     // SAFETY: the generated code reads at most `pkt.len()` bytes from `pkt.as_ptr()` (every
     // load is preceded by a comparison with the length passed in rsi), writes only its own
     // stack (a 64-byte frame, saved registers), restores every callee-saved register it
-    // uses, and always returns (the program it was lowered from was validated: forward jumps
-    // only, ending in ret).
+    // uses, and always returns (the program it was lowered from was validated: forward jumps,
+    // ending in ret, and backward ones only under `Mode::LibpcapLoops`, each charged against the
+    // loop budget in its frame, which ends the run once spent).
     unsafe { entry(pkt.as_ptr(), pkt.len() as u64, wire_len) }
 }
 
@@ -304,7 +351,8 @@ fn call_batch(entry: BatchEntry, packets: &[PacketRef<'_>], verdicts: &mut [u32]
     // `PacketRef::new`); its prefetches take addresses from those descriptors only and never
     // fault anyway. It writes exactly `n` `u32`s at `verdicts.as_mut_ptr()`, and otherwise
     // only its own stack; it restores every callee-saved register it uses and returns after
-    // the last descriptor (each packet's run ends: validated programs jump forward only).
+    // the last descriptor (each packet's run ends: validated programs jump forward, or back
+    // against a loop budget reset for every packet).
     unsafe { entry(packets.as_ptr(), n as u64, verdicts.as_mut_ptr()) }
 }
 

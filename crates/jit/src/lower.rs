@@ -62,8 +62,9 @@ const MAX_DISTANCE: u32 = 1 << 16;
 const NEVER: u64 = u64::MAX;
 
 /// For each instruction, a captured length below which every path from it returns 0
-/// ([`NEVER`] when every path returns 0 whatever the length). Backward over the DAG of a
-/// validated program (jumps only go forward).
+/// ([`NEVER`] when every path returns 0 whatever the length). Backward over the program; a
+/// backward `ja` (a loop, `Mode::LibpcapLoops`) says nothing (0): its target's bound is not
+/// known yet when the sweep reaches it, and 0 is true of every instruction.
 fn required_lengths(insns: &[Insn]) -> Vec<u64> {
     let n = insns.len();
     let mut need = vec![0u64; n];
@@ -78,7 +79,10 @@ fn required_lengths(insns: &[Insn]) -> Vec<u64> {
                 let size = if insn.opcode() == Opcode::LdxMsh { 1 } else { size_of(insn.code) };
                 (u64::from(insn.k) + u64::from(size)).max(at(&need, next))
             }
-            Opcode::Ja => at(&need, next + insn.k as usize),
+            Opcode::Ja => match backward_target(insn, i) {
+                Some(_) => 0,
+                None => at(&need, next + insn.k as usize),
+            },
             op if op.is_conditional_jump() => {
                 at(&need, next + usize::from(insn.jt)).min(at(&need, next + usize::from(insn.jf)))
             }
@@ -88,15 +92,30 @@ fn required_lengths(insns: &[Insn]) -> Vec<u64> {
     need
 }
 
+/// Where a `ja` at `i` jumps when it jumps backward (its offset wraps around in 32 bits, as
+/// libpcap computes it; validated under `Mode::LibpcapLoops`).
+fn backward_target(insn: &Insn, i: usize) -> Option<usize> {
+    let next = u32::try_from(i + 1).ok()?;
+    let t = next.wrapping_add(insn.k);
+    (insn.opcode() == Opcode::Ja && t < next).then_some(t as usize)
+}
+
 /// Where to put length checks: `Some(L)` at instruction `i` means "check `caplen >= L` on
 /// entry to `i`"; [`NEVER`] means "return 0 at once".
 fn plan_checks(insns: &[Insn]) -> Vec<Option<u64>> {
     let need = required_lengths(insns);
     let n = insns.len();
-    // The length already checked on every path into each instruction (only forward edges).
+    // The length already checked on every path into each instruction. The forward sweep sees
+    // forward edges only, so the target of a backward jump (a loop's head) assumes nothing, as
+    // the program's entry does.
     let mut checked_in = vec![NEVER; n + 1];
     if n > 0 {
         checked_in[0] = 0;
+    }
+    for (i, insn) in insns.iter().enumerate() {
+        if let Some(t) = backward_target(insn, i) {
+            checked_in[t] = 0;
+        }
     }
     let mut plan = vec![None; n];
     for i in 0..n {
@@ -122,6 +141,8 @@ fn plan_checks(insns: &[Insn]) -> Vec<Option<u64>> {
         };
         match insn.opcode() {
             Opcode::RetK | Opcode::RetA => {}
+            // A backward target already assumes nothing.
+            Opcode::Ja if backward_target(insn, i).is_some() => {}
             Opcode::Ja => flow(next + insn.k as usize),
             op if op.is_conditional_jump() => {
                 flow(next + usize::from(insn.jt));
@@ -139,16 +160,32 @@ const D: Size = Size::Dword;
 const Q: Size = Size::Qword;
 /// The scratch memory M[0..16]: 16 words at `[rsp]`.
 const FRAME: i32 = 64;
+/// The frame of a program with loops: M[] and, at [`BUDGET`], what its backward jumps may
+/// still charge (see `sift_verify::LOOP_BUDGET`); 16 bytes more keep `rsp` 16-byte aligned.
+const LOOP_FRAME: i32 = FRAME + 16;
+/// Where the loop budget lives in the frame.
+const BUDGET: i32 = FRAME;
 
 /// Lowers `prog` with register assignment `regs` into the function `form`. Every classic
 /// opcode is supported; the result is position-independent. Errs only if the assembler
 /// refuses an instruction, which no program and no valid [`Regs`] causes.
-pub(crate) fn lower(prog: &Validated, regs: &Regs, form: Form) -> Result<Lowered, AsmError> {
+pub(crate) fn lower(
+    prog: &Validated,
+    regs: &Regs,
+    form: Form,
+    loop_budget: u32,
+) -> Result<Lowered, AsmError> {
     let insns = prog.insns();
     let plan = plan_checks(insns);
-    let frame = insns
+    let memory = insns
         .iter()
         .any(|i| matches!(i.opcode(), Opcode::LdMem | Opcode::LdxMem | Opcode::St | Opcode::Stx));
+    let loops = !prog.is_acyclic();
+    let frame = match (memory, loops) {
+        (_, true) => Some(LOOP_FRAME),
+        (true, false) => Some(FRAME),
+        (false, false) => None,
+    };
     let mut asm = Assembler::with_capacity(insns.len() * 8 + 64);
     let labels = (0..insns.len()).map(|_| asm.new_label()).collect();
     let reject = asm.new_label();
@@ -167,7 +204,7 @@ pub(crate) fn lower(prog: &Validated, regs: &Regs, form: Form) -> Result<Lowered
         used.extend([regs.cursor(), regs.end(), regs.out()]);
     }
     let saved = used.into_iter().filter(|r| !r.is_caller_saved()).collect();
-    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved, batch };
+    let mut l = Lowering { asm, r: *regs, labels, reject, frame, saved, batch, loop_budget };
     match l.batch {
         None => l.prologue()?,
         Some(b) => l.batch_prologue(b)?,
@@ -248,12 +285,15 @@ struct Lowering {
     labels: Vec<Label>,
     /// The shared `return 0`.
     reject: Label,
-    /// Whether the program uses M[] (and so has a stack frame).
-    frame: bool,
+    /// The stack frame's size, if the program has one: M[] when it uses it, and the loop
+    /// budget when it has backward jumps ([`LOOP_FRAME`]).
+    frame: Option<i32>,
     /// Callee-saved registers in the assignment, pushed on entry and popped on exit.
     saved: Vec<Reg>,
     /// The batch loop, when generating the batch function.
     batch: Option<BatchLoop>,
+    /// What backward jumps may charge per run (`sift_verify::LOOP_BUDGET` by default).
+    loop_budget: u32,
 }
 
 impl Lowering {
@@ -295,21 +335,33 @@ impl Lowering {
             self.zero(a)?;
             self.zero(x)?;
         }
-        if self.frame {
-            self.asm.sub(Q, Reg::Rsp, FRAME)?;
-            self.zero_memory()?;
+        if let Some(size) = self.frame {
+            self.asm.sub(Q, Reg::Rsp, size)?;
+            self.reset_frame()?;
         }
         Ok(())
     }
 
-    /// Zeroes M[] (the frame at `rsp`).
-    fn zero_memory(&mut self) -> Result<(), AsmError> {
+    /// Zeroes M[] (the frame at `rsp`) and, in a program with loops, sets the loop budget.
+    fn reset_frame(&mut self) -> Result<(), AsmError> {
         let s = self.r.scratch(0);
         self.zero(s)?;
         for j in 0..FRAME / 8 {
             self.asm.mov(Q, Mem::base(Reg::Rsp).disp(8 * j), s)?;
         }
+        if self.frame == Some(LOOP_FRAME) {
+            self.asm.mov(D, Mem::base(Reg::Rsp).disp(BUDGET), self.loop_budget)?;
+        }
         Ok(())
+    }
+
+    /// `ja` back to classic instruction `t`, charging the distance `d` against the loop
+    /// budget: when less than `d` is left, the run ends with 0 (`sub` borrows), exactly as
+    /// the interpreter's `JaBack`.
+    fn jump_back(&mut self, t: usize, d: u32) -> Result<(), AsmError> {
+        self.asm.sub(D, Mem::base(Reg::Rsp).disp(BUDGET), d)?;
+        self.asm.jcc(Cond::B, self.reject)?;
+        self.asm.jmp(self.target(t))
     }
 
     /// The batch function's entry (System V: descriptors in `rdi`, their count in `rsi`, the
@@ -322,8 +374,8 @@ impl Lowering {
         for i in 0..self.saved.len() {
             self.asm.push(self.saved[i])?;
         }
-        if self.frame {
-            self.asm.sub(Q, Reg::Rsp, FRAME)?;
+        if let Some(size) = self.frame {
+            self.asm.sub(Q, Reg::Rsp, size)?;
         }
         let (cursor, end, out) = (self.r.cursor(), self.r.end(), self.r.out());
         self.move_args(vec![(cursor, Reg::Rdi, Q), (end, Reg::Rsi, Q), (out, Reg::Rdx, Q)])?;
@@ -369,8 +421,8 @@ impl Lowering {
         self.asm.mov(D, self.r.wirelen(), Mem::base(cursor).disp(DESC_WIRE_LEN))?;
         self.zero(self.r.a())?;
         self.zero(self.r.x())?;
-        if self.frame {
-            self.zero_memory()?;
+        if self.frame.is_some() {
+            self.reset_frame()?;
         }
         Ok(())
     }
@@ -417,8 +469,8 @@ impl Lowering {
 
     /// Drops the frame, restores saved registers and returns (the value is in `eax`).
     fn leave(&mut self) -> Result<(), AsmError> {
-        if self.frame {
-            self.asm.add(Q, Reg::Rsp, FRAME)?;
+        if let Some(size) = self.frame {
+            self.asm.add(Q, Reg::Rsp, size)?;
         }
         for i in (0..self.saved.len()).rev() {
             self.asm.pop(self.saved[i])?;
@@ -652,10 +704,13 @@ impl Lowering {
             Opcode::Neg => self.asm.neg(D, a),
             Opcode::Tax => self.asm.mov(D, x, a),
             Opcode::Txa => self.asm.mov(D, a, x),
-            Opcode::Ja => match next.checked_add(k as usize) {
-                Some(t) if t == next => Ok(()),
-                Some(t) => self.asm.jmp(self.target(t)),
-                None => self.asm.jmp(self.reject),
+            Opcode::Ja => match (backward_target(insn, i), next.checked_add(k as usize)) {
+                // `next - t` is at most the program's length, which the backward target's
+                // computation keeps below 2^32.
+                (Some(t), _) => self.jump_back(t, (next - t) as u32),
+                (None, Some(t)) if t == next => Ok(()),
+                (None, Some(t)) => self.asm.jmp(self.target(t)),
+                (None, None) => self.asm.jmp(self.reject),
             },
             op @ (Opcode::JeqK
             | Opcode::JgtK

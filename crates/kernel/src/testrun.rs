@@ -68,8 +68,10 @@ pub struct KernelEbpf {
 }
 
 impl KernelEbpf {
-    /// Translates and loads `prog`. Ancillary loads are not translated
-    /// ([`EbpfError::Translate`]).
+    /// Translates and loads `prog`. Ancillary loads and loops (a program validated under
+    /// `Mode::LibpcapLoops` whose `protochain` walk loops: `TranslateReason::Loop`) are not
+    /// translated ([`EbpfError::Translate`]); compile for the kernel (`Mode::Libpcap` or
+    /// `Mode::Linux`, whose walks are unrolled) to run such a filter here.
     pub fn new(prog: &Validated) -> Result<KernelEbpf, EbpfError> {
         let program = sift_ebpf::translate(prog.insns())?;
         KernelEbpf::load(program)

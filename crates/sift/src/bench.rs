@@ -446,7 +446,25 @@ impl<'a> Bench<'a> {
                 let detail = Detail::Libpcap { version: lib.version(), compiled };
                 self.time(reference, engine, detail, |p, w| f.run(p, w))?
             }
-            Engine::Kernel => return self.kernel(reference.as_deref(), program),
+            Engine::Kernel => {
+                // The kernel runs forward code only: an expression's `protochain` walks are
+                // unrolled for it (a program given as such that loops is refused below).
+                let unrolled;
+                let program = match subject {
+                    Subject::Expression(e) if !program.is_acyclic() => {
+                        let target = packets.target().for_kernel();
+                        match crate::filter::compile(e, &target, true, &self.resolver) {
+                            Ok(p) => {
+                                unrolled = p;
+                                &unrolled
+                            }
+                            Err(err) => return Ok(Outcome::Unavailable(err.to_string())),
+                        }
+                    }
+                    _ => program,
+                };
+                return self.kernel(reference.as_deref(), program);
+            }
             Engine::Cspf => {
                 let Subject::Expression(e) = subject else {
                     return Ok(Outcome::Unavailable("CSPF is compiled from an expression".into()));

@@ -251,29 +251,43 @@ impl Engines {
             Err(e) => unavailable.push(("libpcap", e.clone())),
         }
 
-        match sift_kernel::KernelEbpf::new(&validated) {
-            Ok(k) => {
-                let mut per_packet = Vec::with_capacity(packets.len());
-                let mut too_long = 0;
-                for ((p, w), &r) in packets.iter().zip(&reference) {
-                    match k.run(p, w) {
-                        Ok(v) => per_packet.push(Some((v, r))),
-                        // Packets TEST_RUN cannot take (longer than MAX_PACKET) are not judged.
-                        Err(_) => {
-                            too_long += 1;
-                            per_packet.push(None);
+        // The kernel runs forward code only: its engines get the program with the `protochain`
+        // walks unrolled (the same program when there is no walk).
+        let kernel = if validated.is_acyclic() {
+            Ok(validated.clone())
+        } else {
+            crate::filter::compile(expr, &target.for_kernel(), false, &self.resolver)
+                .map_err(|e| format!("no program for the kernel: {e}"))
+        };
+        match &kernel {
+            Ok(kernel) => match sift_kernel::KernelEbpf::new(kernel) {
+                Ok(k) => {
+                    let mut per_packet = Vec::with_capacity(packets.len());
+                    let mut too_long = 0;
+                    for ((p, w), &r) in packets.iter().zip(&reference) {
+                        match k.run(p, w) {
+                            Ok(v) => per_packet.push(Some((v, r))),
+                            // Packets TEST_RUN cannot take (longer than MAX_PACKET) are not
+                            // judged.
+                            Err(_) => {
+                                too_long += 1;
+                                per_packet.push(None);
+                            }
                         }
                     }
+                    engines.push(Answers { run: Run::KernelEbpf { too_long }, per_packet });
                 }
-                engines.push(Answers { run: Run::KernelEbpf { too_long }, per_packet });
-            }
-            Err(e) => unavailable.push(("kernel-ebpf", e.to_string())),
+                Err(e) => unavailable.push(("kernel-ebpf", e.to_string())),
+            },
+            Err(why) => unavailable.push(("kernel-ebpf", why.clone())),
         }
 
-        if packets.link_type == sift_pcap::LinkType::EN10MB {
-            self.veth(&validated, &interp, packets, &mut engines, &mut unavailable)?;
-        } else {
-            unavailable.push(("kernel-socket", "Ethernet captures only (veth)".into()));
+        match &kernel {
+            Ok(kernel) if packets.link_type == sift_pcap::LinkType::EN10MB => {
+                self.veth(kernel, &interp, packets, &mut engines, &mut unavailable)?;
+            }
+            Ok(_) => unavailable.push(("kernel-socket", "Ethernet captures only (veth)".into())),
+            Err(why) => unavailable.push(("kernel-socket", why.clone())),
         }
 
         let cspf_options = sift_cspf::Options::new(&self.resolver)

@@ -59,6 +59,11 @@ pub struct Target {
     /// tcpdump's compiler reads loopback address families (DLT_NULL, DLT_ENC) in it, and looks
     /// for every system's AF_INET6 in a file (see `sift_compile::pipeline::Options::savefile`).
     pub savefile: Option<ByteOrder>,
+    /// Whether the program goes to the kernel (a live capture's socket filter, the eBPF
+    /// engines), which runs forward code only: `protochain` walks are then unrolled as deep as
+    /// its 4,096 instructions allow, rather than libpcap's loop, which sift's engines and
+    /// libpcap run.
+    pub kernel: bool,
 }
 
 impl Target {
@@ -72,6 +77,7 @@ impl Target {
             netmask: Some(0),
             linux_ext: false,
             savefile: Some(ByteOrder::Little),
+            kernel: false,
         }
     }
 
@@ -83,14 +89,19 @@ impl Target {
     }
 
     /// A live capture's packets, as libpcap compiles for a Linux socket: netmask unknown,
-    /// Linux's ancillary loads available, no capture file.
+    /// Linux's ancillary loads available, no capture file, and the program for the kernel.
     pub fn live(link_type: LinkType, snaplen: u32) -> Target {
-        Target { link_type, snaplen, netmask: None, linux_ext: true, savefile: None }
+        Target { link_type, snaplen, netmask: None, linux_ext: true, savefile: None, kernel: true }
     }
 
     /// The same file's packets, written in byte order `order`.
     pub fn byte_order(self, order: ByteOrder) -> Target {
         Target { savefile: Some(order), ..self }
+    }
+
+    /// The same packets, the program for the kernel (see [`Target::kernel`]).
+    pub fn for_kernel(self) -> Target {
+        Target { kernel: true, ..self }
     }
 }
 
@@ -131,6 +142,11 @@ impl FilterError {
 /// Compiles `expr` for `target` (optimized when `optimize`, as tcpdump does unless `-O`)
 /// through [`sift_compile::pipeline`], validated with libpcap's rules. Names in the expression
 /// are looked up with `resolver`.
+///
+/// `protochain` walks are libpcap's loop (`Mode::LibpcapLoops`: the program may jump back,
+/// which sift's engines bound), unless the program is for the kernel ([`Target::kernel`]):
+/// then they are unrolled (`Mode::Libpcap`: forward jumps only, within 4,096 instructions
+/// when the rest of the program leaves room).
 pub fn compile(
     expr: &str,
     target: &Target,
@@ -142,7 +158,7 @@ pub fn compile(
         .netmask(target.netmask)
         .linux_ext(target.linux_ext)
         .optimize(optimize)
-        .mode(Mode::Libpcap)
+        .mode(if target.kernel { Mode::Libpcap } else { Mode::LibpcapLoops })
         .savefile(target.savefile);
     match pipeline::compile(expr, &opts) {
         Ok(compiled) => Ok(compiled.program),

@@ -525,3 +525,49 @@ fn an_encoding_failure_in_a_later_batch_comes_after_the_packets_before_it() {
     let want: Vec<u64> = all[..1_499].iter().map(|p| p.0).collect();
     assert_eq!(offsets, want);
 }
+
+/// `protochain`: programs for files get libpcap's loop (which sift's engines run), programs for
+/// the kernel get the walk unrolled within its 4,096 instructions; `diff` and `bench` give the
+/// kernel engines the unrolled form, and every engine agrees.
+#[test]
+fn protochain_loops_for_files_and_is_unrolled_for_the_kernel() {
+    use sift::filter::{Target, compile};
+    let resolver = sift_filter::SystemResolver::new();
+    let expr = "ip6 protochain 58";
+    let file = Target::file(LinkType::EN10MB, 65535);
+    let looped = compile(expr, &file, true, &resolver).unwrap();
+    assert!(!looped.is_acyclic());
+    assert_eq!(looped.insns().len(), 36);
+    for target in [file.for_kernel(), Target::live(LinkType::EN10MB, 65535)] {
+        let unrolled = compile(expr, &target, true, &resolver).unwrap();
+        assert!(unrolled.is_acyclic(), "{target:?}");
+        assert!((1000..=4096).contains(&unrolled.insns().len()), "{target:?}");
+    }
+
+    let packets = sift::bench::Packets::load(&sample("ping.pcap")).unwrap();
+    let mut engines = sift::diff::Engines::new(false);
+    match engines.compare(expr, &packets).unwrap() {
+        sift::diff::Comparison::Compared { engines, unavailable, .. } => {
+            assert!(!sift::diff::any_differs(&engines, packets.len()));
+            assert!(engines.iter().all(|e| e.accepted() == 9), "{engines:?}");
+            // The kernel engines ran the unrolled form, or say why they could not (never that
+            // the program loops).
+            for (name, why) in &unavailable {
+                assert!(!why.contains("loops are not translated"), "{name}: {why}");
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+    let bench = sift::bench::Bench::new(&packets, Duration::from_millis(1), false);
+    let mut prepared = bench.prepare(sift::bench::Subject::Expression(expr.into())).unwrap();
+    use sift::bench::{Engine, Outcome};
+    for engine in [Engine::Interp, Engine::Jit, Engine::Kernel] {
+        match bench.run(engine, &mut prepared).unwrap() {
+            Outcome::Timed(f) => assert_eq!(f.accepted, 9, "{engine:?}"),
+            Outcome::Unavailable(why) if engine == Engine::Kernel => {
+                assert!(!why.contains("loops are not translated"), "{why}");
+            }
+            other => panic!("{engine:?}: {other:?}"),
+        }
+    }
+}

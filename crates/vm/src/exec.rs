@@ -6,18 +6,31 @@ use crate::meta;
 use crate::op::{Op, RET_TARGET, Size};
 use sift_insn::code::{self, SKF_LL_OFF, SKF_NET_OFF};
 
+/// A predecoded program as the loop reads it.
+#[derive(Clone, Copy)]
+pub(crate) struct Code<'a> {
+    pub ops: &'a [Op],
+    /// Return values of `ret #k` instructions that jumps go to directly (see [`RET_TARGET`]).
+    pub rets: &'a [u32],
+    /// `(mask, k)` pairs of [`Op::JeqMaskAbsW`] and the constants of [`Op::JeqAny`].
+    pub masks: &'a [(u32, u32)],
+    /// What backward jumps may charge per run (see `sift_verify::LOOP_BUDGET`).
+    pub loop_budget: u32,
+}
+
 /// The interpreter loop. `COUNT` adds the instruction counter; `MEMORY = false` (only for
 /// programs without memory instructions) lets the compiler drop `M[]` and its zeroing.
 #[inline(always)]
 pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
-    ops: &[Op],
-    rets: &[u32],
-    masks: &[(u32, u32)],
+    code: Code<'_>,
     pkt: &[u8],
     wire_len: u32,
     meta: Option<&PacketMeta>,
     count: &mut u64,
 ) -> u32 {
+    let Code { ops, rets, masks, loop_budget } = code;
+    // What backward jumps may still charge in this run.
+    let mut budget = loop_budget;
     let mut a: u32 = 0;
     let mut x: u32 = 0;
     let mut mem = [0u32; 16];
@@ -142,6 +155,13 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                 Op::Tax => x = a,
                 Op::Txa => a = x,
                 Op::Ja(t) => goto!(t),
+                Op::JaBack { t, d } => {
+                    if budget < d {
+                        return 0;
+                    }
+                    budget -= d;
+                    goto!(t)
+                }
                 Op::JeqK { k, jt, jf } => {
                     if a == k {
                         goto!(jt)
@@ -417,9 +437,7 @@ fn linux_load(pkt: &[u8], offset: u32, size: Size, meta: Option<&PacketMeta>) ->
 /// holds up retirement until it arrives, which leaves little overlap.
 #[inline(never)]
 pub(crate) fn exec_batch<const MEMORY: bool>(
-    ops: &[Op],
-    rets: &[u32],
-    masks: &[(u32, u32)],
+    code: Code<'_>,
     packets: &[PacketRef<'_>],
     verdicts: &mut [u32],
     group: usize,
@@ -441,8 +459,7 @@ pub(crate) fn exec_batch<const MEMORY: bool>(
             std::hint::black_box(touched);
         }
         for (verdict, p) in vs.iter_mut().zip(ps) {
-            *verdict =
-                exec::<false, MEMORY>(ops, rets, masks, p.data(), p.wire_len(), None, &mut count);
+            *verdict = exec::<false, MEMORY>(code, p.data(), p.wire_len(), None, &mut count);
         }
     }
 }

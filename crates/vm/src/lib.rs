@@ -29,9 +29,14 @@
 //!   cases (ancillary loads, shifts by constants ≥ 32) are resolved once, so the hot loop is a
 //!   single `match` with no re-decoding of bit fields and no re-checking of what the validator
 //!   guaranteed.
-//! * **Termination by construction.** Validated programs only jump forward and end in RET, so
-//!   the program counter strictly increases and every run ends within `len` steps. Nothing here
-//!   panics: an out-of-range program counter (impossible for validated input) returns 0.
+//! * **Termination by construction, or by budget.** Programs validated under `Mode::Libpcap`
+//!   or `Mode::Linux` only jump forward and end in RET, so the program counter strictly
+//!   increases and every run ends within `len` steps. Those validated under
+//!   `Mode::LibpcapLoops` may jump back (libpcap's `protochain` loop): each backward `ja`
+//!   charges its distance against [`sift_verify::LOOP_BUDGET`] (its own predecoded op, so
+//!   forward programs pay nothing), and the jump that would overdraw the budget ends the run
+//!   with 0, so every run ends within `len` + the budget steps. Nothing here panics: an
+//!   out-of-range program counter (impossible for validated input) returns 0.
 //! * **Counting without cost.** [`Interpreter::run_counted`] is a second monomorphisation of the
 //!   same loop with an instruction counter; [`Interpreter::run`] has none.
 #![forbid(unsafe_code)]
@@ -44,9 +49,10 @@ mod op;
 pub mod testgen;
 
 pub use batch::PacketRef;
-use exec::{exec, exec_batch};
+use exec::{Code, exec, exec_batch};
 pub use meta::PacketMeta;
 use op::{Op, decode, fuse, shortcut_returns};
+use sift_verify::LOOP_BUDGET;
 pub use sift_verify::Validated;
 /// Whose semantics to follow where libpcap and the Linux kernel differ.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -78,6 +84,8 @@ pub struct Interpreter {
     flavor: Flavor,
     /// Whether any instruction touches `M[]`; if none does, the run skips zeroing it.
     uses_memory: bool,
+    /// What backward jumps may charge per run ([`sift_verify::LOOP_BUDGET`] unless set).
+    loop_budget: u32,
 }
 
 impl Interpreter {
@@ -95,7 +103,28 @@ impl Interpreter {
         let uses_memory = ops
             .iter()
             .any(|op| matches!(op, Op::LdMem(_) | Op::LdxMem(_) | Op::St(_) | Op::Stx(_)));
-        Interpreter { ops: ops.into(), rets: rets.into(), masks: masks.into(), flavor, uses_memory }
+        Interpreter {
+            ops: ops.into(),
+            rets: rets.into(),
+            masks: masks.into(),
+            flavor,
+            uses_memory,
+            loop_budget: LOOP_BUDGET,
+        }
+    }
+
+    /// The same interpreter with another loop budget than [`sift_verify::LOOP_BUDGET`]: what
+    /// a run's backward jumps may charge in all (each its distance) before the run ends with
+    /// 0. A smaller one bounds runs more tightly (tests and fuzzers use one, so that looping
+    /// programs stay cheap); `sift-jit`'s `compile_with_loop_budget` takes the same.
+    pub fn with_loop_budget(mut self, budget: u32) -> Self {
+        self.loop_budget = budget;
+        self
+    }
+
+    /// The program as the loop reads it.
+    fn code(&self) -> Code<'_> {
+        Code { ops: &self.ops, rets: &self.rets, masks: &self.masks, loop_budget: self.loop_budget }
     }
 
     /// The semantics this interpreter follows.
@@ -110,32 +139,16 @@ impl Interpreter {
     pub fn run(&self, pkt: &[u8], wire_len: u32) -> u32 {
         let mut count = 0;
         if self.uses_memory {
-            exec::<false, true>(&self.ops, &self.rets, &self.masks, pkt, wire_len, None, &mut count)
+            exec::<false, true>(self.code(), pkt, wire_len, None, &mut count)
         } else {
-            exec::<false, false>(
-                &self.ops,
-                &self.rets,
-                &self.masks,
-                pkt,
-                wire_len,
-                None,
-                &mut count,
-            )
+            exec::<false, false>(self.code(), pkt, wire_len, None, &mut count)
         }
     }
 
     /// Runs the filter with packet metadata (its `wire_len` is the wire length).
     pub fn run_with_meta(&self, pkt: &[u8], meta: &PacketMeta) -> u32 {
         let mut count = 0;
-        exec::<false, true>(
-            &self.ops,
-            &self.rets,
-            &self.masks,
-            pkt,
-            meta.wire_len,
-            Some(meta),
-            &mut count,
-        )
+        exec::<false, true>(self.code(), pkt, meta.wire_len, Some(meta), &mut count)
     }
 
     /// Runs the filter over every packet of a batch: `verdicts` is cleared and receives one
@@ -159,11 +172,10 @@ impl Interpreter {
     ) -> usize {
         verdicts.clear();
         verdicts.resize(packets.len(), 0);
-        let (ops, rets, masks) = (&self.ops[..], &self.rets[..], &self.masks[..]);
         if self.uses_memory {
-            exec_batch::<true>(ops, rets, masks, packets, verdicts, group);
+            exec_batch::<true>(self.code(), packets, verdicts, group);
         } else {
-            exec_batch::<false>(ops, rets, masks, packets, verdicts, group);
+            exec_batch::<false>(self.code(), packets, verdicts, group);
         }
         verdicts.iter().filter(|&&v| v != 0).count()
     }
@@ -171,30 +183,14 @@ impl Interpreter {
     /// [`Interpreter::run`], also counting executed instructions.
     pub fn run_counted(&self, pkt: &[u8], wire_len: u32) -> Counted {
         let mut executed = 0;
-        let ret = exec::<true, true>(
-            &self.ops,
-            &self.rets,
-            &self.masks,
-            pkt,
-            wire_len,
-            None,
-            &mut executed,
-        );
+        let ret = exec::<true, true>(self.code(), pkt, wire_len, None, &mut executed);
         Counted { ret, executed }
     }
 
     /// [`Interpreter::run_with_meta`], also counting executed instructions.
     pub fn run_with_meta_counted(&self, pkt: &[u8], meta: &PacketMeta) -> Counted {
         let mut executed = 0;
-        let ret = exec::<true, true>(
-            &self.ops,
-            &self.rets,
-            &self.masks,
-            pkt,
-            meta.wire_len,
-            Some(meta),
-            &mut executed,
-        );
+        let ret = exec::<true, true>(self.code(), pkt, meta.wire_len, Some(meta), &mut executed);
         Counted { ret, executed }
     }
 }

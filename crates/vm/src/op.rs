@@ -60,6 +60,12 @@ pub(crate) enum Op {
     Tax,
     Txa,
     Ja(u32),
+    /// A `ja` back to `t` (programs validated under `Mode::LibpcapLoops`), charging `d`, the
+    /// distance `i + 1 - t`, against the run's [`sift_verify::LOOP_BUDGET`].
+    JaBack {
+        t: u32,
+        d: u32,
+    },
     JeqK {
         k: u32,
         jt: u32,
@@ -347,7 +353,7 @@ pub(crate) fn fuse(ops: &mut [Op]) -> Vec<(u32, u32)> {
 pub(crate) fn decode(insn: &Insn, index: usize, flavor: Flavor) -> Op {
     let k = insn.k;
     let next = index as u32 + 1;
-    // Validated: targets are forward and in range, so these never wrap.
+    // Validated: conditional targets are forward and in range, so these never wrap.
     let jt = next.wrapping_add(u32::from(insn.jt));
     let jf = next.wrapping_add(u32::from(insn.jf));
     let mem = (k & 15) as u8;
@@ -414,7 +420,11 @@ pub(crate) fn decode(insn: &Insn, index: usize, flavor: Flavor) -> Op {
         Opcode::Neg => Op::Neg,
         Opcode::Tax => Op::Tax,
         Opcode::Txa => Op::Txa,
-        Opcode::Ja => Op::Ja(next.wrapping_add(k)),
+        Opcode::Ja => match next.wrapping_add(k) {
+            // Validated under `Mode::LibpcapLoops`: a backward jump inside the program.
+            t if t < next => Op::JaBack { t, d: next - t },
+            t => Op::Ja(t),
+        },
         Opcode::JeqK => Op::JeqK { k, jt, jf },
         Opcode::JgtK => Op::JgtK { k, jt, jf },
         Opcode::JgeK => Op::JgeK { k, jt, jf },

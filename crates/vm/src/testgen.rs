@@ -8,8 +8,10 @@
 //! Linux mode too), covering all 49 opcodes with operands chosen near the interesting edges:
 //! offsets near and past the end of typical packets and near 2^32, shifts near 32, dividends
 //! and divisors of 0 and `u32::MAX`. Scratch memory is only read where every path has written
-//! it first (Debian's libpcap 1.10.3 does not zero `M[]`). [`mutate`] breaks programs in the
-//! ways validators must notice.
+//! it first (Debian's libpcap 1.10.3 does not zero `M[]`). With [`GenConfig::loops`], some
+//! `ja`s jump back (valid under `Mode::LibpcapLoops` only, and for sift's engines only:
+//! libpcap's `bpf_filter` has no loop budget). [`mutate`] breaks programs in the ways validators
+//! must notice.
 
 use sift_insn::code::{self, SKF_AD_OFF};
 use sift_insn::{Insn, Opcode};
@@ -33,6 +35,9 @@ pub struct GenConfig {
     /// Allow reading `M[k]` on paths that have not written it (libpcap 1.10.3 disagrees with
     /// itself there; Linux refuses).
     pub uninitialized_reads: bool,
+    /// Allow backward `ja`s (loops: valid under `Mode::LibpcapLoops` only; most never end and
+    /// run until the engine's loop budget is spent).
+    pub loops: bool,
 }
 
 impl GenConfig {
@@ -44,7 +49,13 @@ impl GenConfig {
             ancillary: true,
             huge_offsets: true,
             uninitialized_reads: false,
+            loops: false,
         }
+    }
+
+    /// Programs with loops for sift's engines: [`GenConfig::libpcap`] with backward `ja`s.
+    pub fn loops() -> Self {
+        GenConfig { loops: true, ..GenConfig::libpcap() }
     }
 
     /// Programs the kernel accepts and an `AF_UNIX` socket can run meaningfully.
@@ -55,6 +66,7 @@ impl GenConfig {
             ancillary: false,
             huge_offsets: false,
             uninitialized_reads: false,
+            loops: false,
         }
     }
 
@@ -66,6 +78,7 @@ impl GenConfig {
             ancillary: true,
             huge_offsets: true,
             uninitialized_reads: true,
+            loops: false,
         }
     }
 }
@@ -120,7 +133,7 @@ pub fn program(rng: &mut Rng, cfg: &GenConfig) -> Vec<Insn> {
             }
         };
         match op {
-            Opcode::Ja => flow(i + 1 + insn.k as usize),
+            Opcode::Ja => flow((i + 1).wrapping_add(insn.k as usize)),
             _ if op.is_conditional_jump() => {
                 flow(i + 1 + usize::from(insn.jt));
                 flow(i + 1 + usize::from(insn.jf));
@@ -205,6 +218,10 @@ fn body_insn(rng: &mut Rng, cfg: &GenConfig, i: usize, len: usize, written: u16)
             stmt(if rng.chance(Prob::one_in(8)) { 31 } else { k })
         }
         AddK | SubK | MulK | AndK | OrK | XorK => stmt(constant(rng)),
+        // Back onto this instruction or any before it: `i + 1 + k` wraps around to `i + 1 - d`.
+        Ja if cfg.loops && rng.chance(Prob::one_in(3)) => {
+            stmt((1 + rng.below(i as u64 + 1) as u32).wrapping_neg())
+        }
         Ja => stmt(target(rng) as u32),
         JeqK | JgtK | JgeK | JsetK => {
             Insn::jump(op.code(), constant(rng), target(rng) as u8, target(rng) as u8)

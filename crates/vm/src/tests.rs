@@ -283,3 +283,51 @@ fn packet_refs_describe_their_slice() {
     }
     assert_eq!(PacketRef::SIZE, 32, "two descriptors per cache line");
 }
+
+/// `M[0] += 1` until it reaches `n`, then return it: a loop of eight instructions whose `ja`
+/// jumps back over eight (three `ldx #0`, `ld M[0]; add #1; st M[0]; jeq #n; ja`), so `n - 1`
+/// backward jumps of 8, which divides the budget.
+pub(crate) fn counting_loop(n: u32) -> Validated {
+    use sift_insn::Insn;
+    let prog = [
+        Insn::stmt(0x01, 0),            // 0: ldx #0
+        Insn::stmt(0x01, 0),            // 1: ldx #0
+        Insn::stmt(0x01, 0),            // 2: ldx #0
+        Insn::stmt(0x60, 0),            // 3: ld M[0]
+        Insn::stmt(0x04, 1),            // 4: add #1
+        Insn::stmt(0x02, 0),            // 5: st M[0]
+        Insn::jump(0x15, n, 1, 0),      // 6: jeq #n, 8, 7
+        Insn::stmt(0x05, u32::MAX - 7), // 7: ja 0 (back over 8)
+        Insn::stmt(0x16, 0),            // 8: ret a
+    ];
+    validate(&prog, Mode::LibpcapLoops).unwrap()
+}
+
+#[test]
+fn loops_run_until_the_budget_is_spent() {
+    use sift_verify::LOOP_BUDGET;
+    // Small loops run to their end, as libpcap's `bpf_filter` runs them.
+    for n in [1, 2, 100, 70_000] {
+        let v = counting_loop(n);
+        assert!(!v.is_acyclic());
+        for flavor in [Flavor::Libpcap, Flavor::Linux] {
+            assert_eq!(Interpreter::with_flavor(&v, flavor).run(&[], 0), n);
+        }
+    }
+    // The last round that fits the budget (spending it exactly), and the first that does not.
+    let rounds = LOOP_BUDGET / 8;
+    assert_eq!(rounds * 8, LOOP_BUDGET);
+    let fits = Interpreter::new(&counting_loop(rounds + 1));
+    assert_eq!(fits.run(&[], 0), rounds + 1);
+    let counted = fits.run_counted(&[], 0);
+    assert_eq!((counted.ret, counted.executed), (rounds + 1, u64::from(rounds) * 8 + 8));
+    let over = Interpreter::new(&counting_loop(rounds + 2));
+    assert_eq!(over.run(&[], 0), 0, "the jump past the budget ends the run with 0");
+    assert_eq!(over.run_batch(&[PacketRef::new(&[], 0); 2], &mut Vec::new()), 0);
+    // A loop that never ends, onto itself: bounded by the program's length plus the budget.
+    let forever = [sift_insn::Insn::stmt(0x05, u32::MAX), sift_insn::Insn::stmt(0x06, 1)];
+    let v = validate(&forever, Mode::LibpcapLoops).unwrap();
+    let counted = Interpreter::new(&v).run_counted(&[], 0);
+    assert_eq!((counted.ret, counted.executed), (0, u64::from(LOOP_BUDGET) + 1));
+    assert!(counted.executed <= forever.len() as u64 + u64::from(LOOP_BUDGET));
+}

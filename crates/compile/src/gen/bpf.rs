@@ -30,7 +30,7 @@ pub struct Bpf {
     pub(super) pl_reg: Option<Slot>,
     /// Whether allocating one of those words failed (reported when the expression is done).
     pub(super) reg_error: bool,
-    /// Unrolled `protochain` walks generated so far.
+    /// `protochain` walks generated so far.
     pub(super) walks: u32,
     /// The payload and type offset words of `vlan` with Linux extensions (zeroed first).
     pub(super) vlan_words: Option<(Slot, Slot)>,

@@ -60,12 +60,11 @@
 //! follows libpcap 1.11's `gen_vlan_bpf_extensions` (the tag from the socket metadata or from
 //! the packet).
 //!
-//! **`protochain`.** libpcap walks the header chain with a backward `ja`; sift's programs
-//! are acyclic, so the walk is unrolled [`PROTOCHAIN_STEPS`] (128) header advances deep. The
-//! result equals libpcap's on every packet whose walk ends within that many advances (checked
-//! against libpcap's own looping program in `tests/gen/protochain.rs`); a longer walk makes
-//! the term false. A filter may hold [`PROTOCHAIN_WALKS`] walks (each IPv6 walk is about
-//! 3,300 instructions).
+//! **`protochain`.** libpcap walks the header chain with a backward `ja`. The generator
+//! makes the walk one opaque statement, [`crate::ir::Stmt::Walk`], which emission expands as
+//! libpcap's loop (for sift's engines) or unrolled as deep as the kernel's 4,096
+//! instructions allow (for the kernel; see [`crate::walk`]). A filter may hold
+//! [`PROTOCHAIN_WALKS`] walks.
 //!
 //! **Fidelity:** libpcap 1.10.3 (the system library, tcpdump's) where it and 1.11 (the corpus)
 //! differ, bugs that change verdicts included (ARCnet's `$xx` is read as 1.10's
@@ -141,8 +140,9 @@ pub enum Base {
     TranV6,
 }
 
-/// IP protocol numbers (`sift_wire::ipproto`) as the generator compares them: 32-bit values.
-mod ipproto {
+/// IP protocol numbers (`sift_wire::ipproto`) as the generator (and the `protochain` walk,
+/// [`crate::walk`]) compares them: 32-bit values.
+pub(crate) mod ipproto {
     use sift_wire::ipproto as ip;
 
     pub const HOPOPTS: u32 = ip::HOPOPTS as u32;
@@ -175,12 +175,10 @@ const SKF_AD_OFF: u32 = 0xffff_f000;
 const SKF_AD_PKTTYPE: u32 = 4;
 const SKF_AD_IFINDEX: u32 = 8;
 
-/// How many extension or AH headers the unrolled `protochain` walk advances over (see
-/// `Gen::protochain`).
-pub const PROTOCHAIN_STEPS: usize = 128;
-
-/// How many unrolled `protochain` walks one filter may hold (each is about 3,300 instructions
-/// for IPv6 at 128 steps; the default `protochain` is two walks, IPv4 and IPv6).
+/// How many `protochain` walks one filter may hold (the default `protochain` is two walks,
+/// IPv4 and IPv6): so many IPv6 walks unrolled [`crate::walk::MIN_UNROLLED_STEPS`] deep
+/// (3,600 instructions) still fit the kernel's 4,096 with a short test or two, and the loop
+/// budget (`sift_verify::LOOP_BUDGET`) is sized for so many loops.
 pub const PROTOCHAIN_WALKS: u32 = 8;
 
 /// gencode's `PROTO_UNDEF`: a port on TCP, UDP or SCTP.

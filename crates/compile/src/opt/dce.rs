@@ -87,7 +87,7 @@ fn fold_index(block: &mut Block, live_out: RegSet, flags: &mut Vec<bool>) -> boo
             }
         }
         let e = value::eval(&mut values, &st, s);
-        st[e.dest] = e.vn;
+        e.write(&mut values, &mut st);
     }
     false
 }

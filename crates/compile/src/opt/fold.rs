@@ -94,7 +94,7 @@ pub(crate) fn run(cfg: &mut Cfg, values: &mut Values) -> (States, bool) {
             }
             out.push(e.stmt);
             risks.push((e.vn, e.risk));
-            state[e.dest] = e.vn;
+            e.write(values, &mut state);
             // The run recomputed the value A held before it (`ldb [0]; and #0xf0` again):
             // drop it if none of its statements could fail where the first computation did not.
             if let Some((start, before)) = run

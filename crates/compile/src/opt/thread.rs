@@ -26,7 +26,7 @@
 
 use super::fold::States;
 use super::known::{Known, dom_children, walk_dominators};
-use super::value::{self, ATOMS, State, Values};
+use super::value::{self, ATOMS, State, Values, atom_set};
 use crate::analysis::Facts;
 use crate::ir::*;
 
@@ -59,7 +59,7 @@ pub(crate) fn run(cfg: &mut Cfg, values: &mut Values, states: &States) -> (Safe,
             let e = value::eval(values, &state, s);
             flags.push(known.safe(e.vn, e.risk));
             known.computed(e.vn, e.risk);
-            state[e.dest] = e.vn;
+            e.write(values, &mut state);
         }
         safe[b.index()] = flags;
         let exit = states.exit[b.index()];
@@ -113,7 +113,7 @@ fn thread_from(
             if !known.safe(e.vn, e.risk) {
                 return best;
             }
-            state[e.dest] = e.vn;
+            e.write(values, &mut state);
         }
         let next = match c.term {
             Terminator::Jump(t) => t,
@@ -152,13 +152,5 @@ fn overwritten_before_use(block: &Block, r: usize) -> bool {
         Terminator::Ret(RetVal::K(_)) => true,
         Terminator::Ret(RetVal::A) => r != value::A,
         _ => false,
-    }
-}
-
-fn atom_set(r: usize) -> RegSet {
-    match r {
-        value::A => RegSet::A,
-        value::X => RegSet::X,
-        m => RegSet::mem(Slot::new(m as u32).expect("atoms below 16 are scratch words")),
     }
 }

@@ -14,7 +14,9 @@
 //! (`LINUX_SPECIAL`; a load between 2^31 and there fails on every packet in either form),
 //! `op x` with a known X becomes `op #c` except for a zero divisor or a shift of 32 or more
 //! (whose meaning differs between `#k` and `x` forms and between libpcap and Linux), and
-//! nothing is folded whose run-time result is not the same in every engine.
+//! nothing is folded whose run-time result is not the same in every engine. A `protochain`
+//! walk ([`Stmt::Walk`]) gives fresh unknowns to every register it writes and risks
+//! `Risk::Other`: no other statement ever has its value, so none is taken for it.
 
 use super::FastMap;
 use crate::ir::*;
@@ -165,6 +167,32 @@ pub(crate) struct Eval {
     pub stmt: Stmt,
     /// How it can fail.
     pub risk: Risk,
+    /// Atoms it also writes, with values nothing knows (a walk's X and scratch word).
+    pub clobbers: RegSet,
+}
+
+impl Eval {
+    /// Writes the statement's effect into `state`: its value into its atom, fresh unknowns
+    /// into the atoms it clobbers.
+    pub(crate) fn write(&self, values: &mut Values, state: &mut State) {
+        state[self.dest] = self.vn;
+        if !self.clobbers.is_empty() {
+            for (r, v) in state.iter_mut().enumerate() {
+                if r != self.dest && self.clobbers.intersects(atom_set(r)) {
+                    *v = values.opaque();
+                }
+            }
+        }
+    }
+}
+
+/// The register of an atom.
+pub(crate) fn atom_set(r: usize) -> RegSet {
+    match r {
+        A => RegSet::A,
+        X => RegSet::X,
+        m => RegSet::mem(Slot::new(m as u32).expect("atoms below 16 are scratch words")),
+    }
 }
 
 fn shift(op: AluOp) -> bool {
@@ -210,7 +238,7 @@ pub(crate) fn eval(values: &mut Values, state: &State, s: Stmt) -> Eval {
     let a = state[A];
     let x = state[X];
     let xc = values.as_const(x);
-    let mut out = Eval { dest: A, vn: 0, stmt: s, risk: Risk::None };
+    let mut out = Eval { dest: A, vn: 0, stmt: s, risk: Risk::None, clobbers: RegSet::EMPTY };
     match s {
         Stmt::Ld(src) => {
             out.vn = match src {
@@ -339,6 +367,13 @@ pub(crate) fn eval(values: &mut Values, state: &State, s: Stmt) -> Eval {
         }
         Stmt::Txa => {
             out.vn = x;
+        }
+        Stmt::Walk(w) => {
+            // Opaque (see `crate::walk`): A, X and its scratch word become unknowns, and it
+            // may end the program on packets nothing else predicts.
+            out.vn = values.opaque();
+            out.risk = Risk::Other;
+            out.clobbers = w.defs().minus(RegSet::A);
         }
     }
     out

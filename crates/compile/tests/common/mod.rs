@@ -38,9 +38,10 @@ pub fn link(name: &str) -> LinkType {
     }
 }
 
-/// Pipeline options for `link` with `resolver`, unoptimized (libpcap's `-O`).
+/// Pipeline options for `link` with `resolver`, unoptimized (libpcap's `-O`), with libpcap's
+/// loops (`protochain`'s walk as libpcap emits it: the program sift runs on capture files).
 pub fn unoptimized<'a>(link: LinkType, resolver: &'a dyn Resolver) -> Options<'a> {
-    Options::new(link, resolver).optimize(false)
+    Options::new(link, resolver).optimize(false).mode(Mode::LibpcapLoops)
 }
 pub const ETH_IP: u32 = 0x800;
 pub const ETH_IP6: u32 = 0x86dd;

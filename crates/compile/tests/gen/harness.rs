@@ -233,7 +233,7 @@ fn corpus_reject_cases() {
         match cand.compile(&req) {
             Err(_) => all_zero += 1,
             Ok(p) => {
-                let Ok(v) = sift_verify::validate(&p, sift_verify::Mode::Libpcap) else {
+                let Ok(v) = sift_verify::validate(&p, sift_verify::Mode::LibpcapLoops) else {
                     wrong_zero.push(format!("{}: invalid program", c.name));
                     continue;
                 };

@@ -58,8 +58,9 @@ fn stmt_insn_round_trip_and_use_def() {
     for code in 0..=0xffffu16 {
         let insn = Insn::stmt(code, 3);
         if let Some(s) = Stmt::from_insn(&insn) {
-            assert_eq!(s.to_insn().code, code);
-            assert_eq!(Stmt::from_insn(&s.to_insn()), Some(s));
+            let back = s.to_insn().expect("a statement of one instruction");
+            assert_eq!(back.code, code);
+            assert_eq!(Stmt::from_insn(&back), Some(s));
         }
     }
     let m3 = RegSet::mem(Slot::new(3).unwrap());
@@ -68,6 +69,13 @@ fn stmt_insn_round_trip_and_use_def() {
     assert!(Stmt::Ld(Src::Ind(Size::B, 0)).reads_x());
     assert!(Stmt::Ldx(XSrc::Msh(14)).reads_packet());
     assert_eq!(Stmt::Alu(AluOp::Add, Operand::X).uses(), RegSet::A.union(RegSet::X));
+    // A `protochain` walk is many instructions, reads the packet, and reads and writes A, X
+    // and its scratch word.
+    let walk = Stmt::Walk(Walk { want: 6, nl: 14, ipv6: true, slot: Slot::new(3).unwrap() });
+    assert_eq!(walk.to_insn(), None);
+    assert!(walk.reads_packet() && walk.reads_x());
+    assert_eq!(walk.uses(), RegSet::A.union(RegSet::X).union(m3));
+    assert_eq!(walk.defs(), walk.uses());
 }
 
 /// The corpus round trip. Prints the figure (how many re-emit identically) and fails on any

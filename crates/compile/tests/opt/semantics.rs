@@ -21,7 +21,7 @@ use sift_insn::{Insn, Program};
 use sift_vm::{Flavor, Interpreter};
 
 fn interpreter(prog: &[Insn], linuxext: bool) -> Interpreter {
-    let v = sift_verify::validate(prog, sift_verify::Mode::Libpcap).expect("valid program");
+    let v = sift_verify::validate(prog, sift_verify::Mode::LibpcapLoops).expect("valid program");
     Interpreter::with_flavor(&v, if linuxext { Flavor::Linux } else { Flavor::Libpcap })
 }
 

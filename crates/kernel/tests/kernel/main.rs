@@ -1,7 +1,8 @@
-//! sift-kernel's integration tests (root): the corpus through the eBPF verifier, BPF_PROG_TEST_RUN and the veth socket filter.
+//! sift-kernel's integration tests (root): the corpus through the eBPF verifier, BPF_PROG_TEST_RUN and the veth socket filter, and `protochain` unrolled in the kernel.
 //!
 //! One test binary for the crate (each module was a binary of its own): CI links once.
 
 mod corpus_verifier;
 mod ebpf_testrun;
+mod protochain;
 mod veth_socket_filter;
