@@ -104,9 +104,13 @@ fn note(run: &Run) -> String {
         Run::Optimized { instructions: Some(n) } => format!("sift's optimizer: {n} instructions"),
         Run::Optimized { instructions: None } => "sift's optimizer: rejects all packets".into(),
         Run::JitOptimized { code_bytes } => format!("the optimized program, {code_bytes} bytes"),
-        Run::Libpcap { instructions } => {
+        Run::Libpcap { instructions, cycles: 0 } => {
             format!("pcap_compile -O: {instructions} instructions, bpf_filter")
         }
+        Run::Libpcap { instructions, cycles } => format!(
+            "pcap_compile -O: {instructions} instructions, bpf_filter; {cycles} packets whose \
+             protochain walk cycles not run (bpf_filter never returns there)"
+        ),
         Run::KernelEbpf { too_long: 0 } => "bpf(2) + BPF_PROG_TEST_RUN".into(),
         Run::KernelEbpf { too_long } => {
             format!("bpf(2) + BPF_PROG_TEST_RUN; {too_long} packets too long for TEST_RUN")

@@ -8,7 +8,7 @@
 //! (no root, no libpcap, an inexpressible expression) are listed with the reason.
 
 use sift_filter::SystemResolver;
-use sift_verify::Validated;
+use sift_verify::{Mode, Validated};
 
 use crate::bench::Packets;
 use crate::filter::FilterError;
@@ -52,6 +52,9 @@ pub enum Run {
     Libpcap {
         /// Its program's instructions.
         instructions: usize,
+        /// Packets not judged: a `protochain` walk around a cycle of AH headers, on which
+        /// `bpf_filter` would never return.
+        cycles: usize,
     },
     /// The program translated to eBPF, loaded with `bpf(2)` and run by `BPF_PROG_TEST_RUN`.
     KernelEbpf {
@@ -235,10 +238,35 @@ impl Engines {
                 let (link, snaplen) = (packets.link_type, packets.snaplen);
                 match lib.compile_savefile(link, snaplen, packets.big_endian, expr, false, 0) {
                     Ok(own) => match lib.prepare(&own) {
-                        Ok(f) => engines.push(Answers {
-                            run: Run::Libpcap { instructions: own.len() },
-                            per_packet: same(packets.iter().map(|(p, w)| f.run(p, w)).collect()),
-                        }),
+                        Ok(f) => {
+                            // libpcap's `protochain` loop never returns on a chain of AH
+                            // headers that cycles: such packets (those on which sift's
+                            // interpreter spends its loop budget running libpcap's own program)
+                            // are not given to `bpf_filter`, and not judged.
+                            let guard = sift_verify::validate(&own, Mode::LibpcapLoops)
+                                .ok()
+                                .filter(|v| !v.is_acyclic())
+                                .map(|v| sift_vm::Interpreter::new(&v));
+                            let mut cycles = 0;
+                            let per_packet = packets
+                                .iter()
+                                .zip(&reference)
+                                .map(|((p, w), &r)| {
+                                    if guard
+                                        .as_ref()
+                                        .is_some_and(|g| g.run_counted(p, w).out_of_budget)
+                                    {
+                                        cycles += 1;
+                                        return None;
+                                    }
+                                    Some((f.run(p, w), r))
+                                })
+                                .collect();
+                            engines.push(Answers {
+                                run: Run::Libpcap { instructions: own.len(), cycles },
+                                per_packet,
+                            });
+                        }
                         Err(e) => {
                             unavailable.push(("libpcap", format!("cannot run its program: {e}")))
                         }
@@ -381,21 +409,71 @@ mod tests {
     /// family, each followed by an IPv6 header.
     fn null_file(big_endian: bool, families: &[u32]) -> Vec<u8> {
         let w = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+        let records: Vec<Vec<u8>> = families
+            .iter()
+            .map(|&af| {
+                let mut record = w(af).to_vec();
+                record.extend_from_slice(&[0x60, 0, 0, 0, 0, 0, 59, 64]);
+                record.extend_from_slice(&[0; 32]);
+                record
+            })
+            .collect();
+        null_records(big_endian, &records)
+    }
+
+    /// A DLT_NULL pcap file of whole records (each with its address family word).
+    fn null_records(big_endian: bool, records: &[Vec<u8>]) -> Vec<u8> {
+        let w = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
         let mut f = w(0xa1b2_c3d4).to_vec();
         f.extend_from_slice(if big_endian { &[0, 2, 0, 4] } else { &[2, 0, 4, 0] });
         for v in [0, 0, 65_535, 0] {
             f.extend_from_slice(&w(v));
         }
-        for &af in families {
-            let mut record = w(af).to_vec();
-            record.extend_from_slice(&[0x60, 0, 0, 0, 0, 0, 59, 64]);
-            record.extend_from_slice(&[0; 32]);
+        for record in records {
             for v in [1_700_000_000, 0, record.len() as u32, record.len() as u32] {
                 f.extend_from_slice(&w(v));
             }
-            f.extend_from_slice(&record);
+            f.extend_from_slice(record);
         }
         f
+    }
+
+    /// libpcap's `protochain` loop never returns on a chain of AH headers that cycles (after
+    /// an AH header it takes the AH length alone as the next offset): such a packet is not
+    /// given to `bpf_filter` (the comparison would hang), and is counted; the others are
+    /// compared as usual.
+    #[test]
+    fn protochain_cycles_are_not_given_to_libpcap() {
+        let ipv6 = |next: u8, payload: &[u8]| {
+            let mut r = 24u32.to_le_bytes().to_vec();
+            r.extend_from_slice(&[0x60, 0, 0, 0, 0, payload.len() as u8, next, 64]);
+            r.extend_from_slice(&[0; 32]);
+            r.extend_from_slice(payload);
+            r
+        };
+        // AH at offset 40 of the network header, length (8 + 2) * 4 = 40: back to itself.
+        let mut ah = vec![0u8; 40];
+        ah[..2].copy_from_slice(&[51, 8]);
+        let records = [ipv6(6, &[0; 20]), ipv6(51, &ah), ipv6(17, &[0; 8])];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cycle.pcap");
+        std::fs::write(&path, null_records(false, &records)).unwrap();
+        let packets = Packets::load(&path).unwrap();
+        let mut engines = Engines::new(false);
+        let Comparison::Compared { engines, .. } =
+            engines.compare("ip6 protochain 6", &packets).unwrap()
+        else {
+            panic!("protochain compiles");
+        };
+        assert_eq!(engines[0].accepted(), 1, "the TCP packet only; the cycle ends with 0");
+        for e in &engines {
+            let differs: Vec<usize> = (0..packets.len()).filter(|&i| e.differs(i)).collect();
+            assert!(differs.is_empty(), "{}: {:?} on {differs:?}", e.name(), e.per_packet);
+        }
+        if let Some(libpcap) = engines.iter().find(|e| e.name() == "libpcap") {
+            assert!(matches!(libpcap.run, Run::Libpcap { cycles: 1, .. }), "{:?}", libpcap.run);
+            assert_eq!(libpcap.per_packet[1], None, "not judged");
+        }
     }
 
     /// The libpcap engine compiles for the file as tcpdump does: on DLT_NULL, IPv6 is any

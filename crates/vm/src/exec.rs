@@ -18,6 +18,15 @@ pub(crate) struct Code<'a> {
     pub loop_budget: u32,
 }
 
+/// What a counting run ([`exec`] with `COUNT`) records besides its value.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    /// Instructions executed, including the final one.
+    pub executed: u64,
+    /// Whether the run ended because a backward jump would have overdrawn the loop budget.
+    pub out_of_budget: bool,
+}
+
 /// The interpreter loop. `COUNT` adds the instruction counter; `MEMORY = false` (only for
 /// programs without memory instructions) lets the compiler drop `M[]` and its zeroing.
 #[inline(always)]
@@ -26,7 +35,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
     pkt: &[u8],
     wire_len: u32,
     meta: Option<&PacketMeta>,
-    count: &mut u64,
+    count: &mut Tally,
 ) -> u32 {
     let Code { ops, rets, masks, loop_budget } = code;
     // What backward jumps may still charge in this run.
@@ -48,7 +57,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
             let target: u32 = $target;
             if target >= RET_TARGET {
                 if COUNT {
-                    *count += 1;
+                    count.executed += 1;
                 }
                 return rets.get((target - RET_TARGET) as usize).copied().unwrap_or(0);
             }
@@ -62,7 +71,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                 Some($v) => {
                     a = $v;
                     if COUNT {
-                        *count += 1;
+                        count.executed += 1;
                     }
                     if $cond { goto!($jt) } else { goto!($jf) }
                 }
@@ -80,7 +89,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
         () => {{
             let Some(&op) = ops.get(pc) else { return 0 };
             if COUNT {
-                *count += 1;
+                count.executed += 1;
             }
             pc += 1;
             match op {
@@ -157,6 +166,9 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                 Op::Ja(t) => goto!(t),
                 Op::JaBack { t, d } => {
                     if budget < d {
+                        if COUNT {
+                            count.out_of_budget = true;
+                        }
                         return 0;
                     }
                     budget -= d;
@@ -240,7 +252,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                         Some(v) => {
                             a = v & mask;
                             if COUNT {
-                                *count += 2;
+                                count.executed += 2;
                             }
                             if a == k {
                                 goto!(jt)
@@ -256,7 +268,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                     let hit = ks.and_then(|ks| ks.iter().position(|&(k, _)| k == a));
                     if COUNT {
                         // The `jeq`s up to the one that matched (or all of them) ran.
-                        *count += hit.map_or(u64::from(n), |j| j as u64 + 1) - 1;
+                        count.executed += hit.map_or(u64::from(n), |j| j as u64 + 1) - 1;
                     }
                     if hit.is_some() { goto!(jt) } else { goto!(jf) }
                 }
@@ -264,7 +276,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                     load_h(pkt, x as usize + off as usize),
                     |v| {
                         if COUNT {
-                            *count += 1;
+                            count.executed += 1;
                         }
                         v > k
                     },
@@ -275,7 +287,7 @@ pub(crate) fn exec<const COUNT: bool, const MEMORY: bool>(
                     load_h(pkt, off as usize),
                     |v| {
                         if COUNT {
-                            *count += 1;
+                            count.executed += 1;
                         }
                         v > k
                     },
@@ -442,7 +454,7 @@ pub(crate) fn exec_batch<const MEMORY: bool>(
     verdicts: &mut [u32],
     group: usize,
 ) {
-    let mut count = 0;
+    let mut count = Tally::default();
     let (touch, group) = if group == 0 { (false, packets.len().max(1)) } else { (true, group) };
     for (ps, vs) in packets.chunks(group).zip(verdicts.chunks_mut(group)) {
         if touch {

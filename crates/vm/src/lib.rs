@@ -49,7 +49,7 @@ mod op;
 pub mod testgen;
 
 pub use batch::PacketRef;
-use exec::{Code, exec, exec_batch};
+use exec::{Code, Tally, exec, exec_batch};
 pub use meta::PacketMeta;
 use op::{Op, decode, fuse, shortcut_returns};
 use sift_verify::LOOP_BUDGET;
@@ -71,6 +71,10 @@ pub struct Counted {
     pub ret: u32,
     /// How many instructions were executed, including the final one.
     pub executed: u64,
+    /// Whether the run returned 0 because its backward jumps spent the loop budget (a
+    /// `protochain` walk around a cycle of AH headers: libpcap's `bpf_filter` never returns
+    /// there).
+    pub out_of_budget: bool,
 }
 
 /// A validated program, predecoded for fast repeated runs.
@@ -137,7 +141,7 @@ impl Interpreter {
     /// length to keep).
     #[inline]
     pub fn run(&self, pkt: &[u8], wire_len: u32) -> u32 {
-        let mut count = 0;
+        let mut count = Tally::default();
         if self.uses_memory {
             exec::<false, true>(self.code(), pkt, wire_len, None, &mut count)
         } else {
@@ -147,7 +151,7 @@ impl Interpreter {
 
     /// Runs the filter with packet metadata (its `wire_len` is the wire length).
     pub fn run_with_meta(&self, pkt: &[u8], meta: &PacketMeta) -> u32 {
-        let mut count = 0;
+        let mut count = Tally::default();
         exec::<false, true>(self.code(), pkt, meta.wire_len, Some(meta), &mut count)
     }
 
@@ -182,16 +186,16 @@ impl Interpreter {
 
     /// [`Interpreter::run`], also counting executed instructions.
     pub fn run_counted(&self, pkt: &[u8], wire_len: u32) -> Counted {
-        let mut executed = 0;
-        let ret = exec::<true, true>(self.code(), pkt, wire_len, None, &mut executed);
-        Counted { ret, executed }
+        let mut tally = Tally::default();
+        let ret = exec::<true, true>(self.code(), pkt, wire_len, None, &mut tally);
+        Counted { ret, executed: tally.executed, out_of_budget: tally.out_of_budget }
     }
 
     /// [`Interpreter::run_with_meta`], also counting executed instructions.
     pub fn run_with_meta_counted(&self, pkt: &[u8], meta: &PacketMeta) -> Counted {
-        let mut executed = 0;
-        let ret = exec::<true, true>(self.code(), pkt, meta.wire_len, Some(meta), &mut executed);
-        Counted { ret, executed }
+        let mut tally = Tally::default();
+        let ret = exec::<true, true>(self.code(), pkt, meta.wire_len, Some(meta), &mut tally);
+        Counted { ret, executed: tally.executed, out_of_budget: tally.out_of_budget }
     }
 }
 

@@ -158,9 +158,9 @@ fn netlink_attributes() {
 #[test]
 fn counting() {
     let i = interp("ldb [0]\njeq #1, a, b\na: ret #1\nb: ld #2\nret a", Flavor::Libpcap);
-    assert_eq!(i.run_counted(&[1], 1), Counted { ret: 1, executed: 3 });
-    assert_eq!(i.run_counted(&[2], 1), Counted { ret: 2, executed: 4 });
-    assert_eq!(i.run_counted(&[], 0), Counted { ret: 0, executed: 1 });
+    assert_eq!(i.run_counted(&[1], 1), Counted { ret: 1, executed: 3, out_of_budget: false });
+    assert_eq!(i.run_counted(&[2], 1), Counted { ret: 2, executed: 4, out_of_budget: false });
+    assert_eq!(i.run_counted(&[], 0), Counted { ret: 0, executed: 1, out_of_budget: false });
 }
 
 /// Random valid programs (anything libpcap mode accepts, including uninitialised reads and big
@@ -205,15 +205,15 @@ fn range_fusion_counts_each_instruction() {
     let v = sift_verify::validate(&prog, sift_verify::Mode::Linux).unwrap();
     let i = Interpreter::new(&v);
     let mut pkt = [0x41u8, 0, 0, 0, 0, 50, 0, 0];
-    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 1, executed: 5 });
+    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 1, executed: 5, out_of_budget: false });
     pkt[4] = 1;
-    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 5 });
-    assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 2 });
+    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 5, out_of_budget: false });
+    assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 2, out_of_budget: false });
     let abs = "ldh [4]\njge #0, hi, drop\nhi: jgt #100, drop, ok\nok: ret #1\ndrop: ret #0\n";
     let prog = sift_insn::asm::assemble(abs).unwrap();
     let i = Interpreter::new(&sift_verify::validate(&prog, sift_verify::Mode::Linux).unwrap());
-    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 4 });
-    assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 1 });
+    assert_eq!(i.run_counted(&pkt, 8), Counted { ret: 0, executed: 4, out_of_budget: false });
+    assert_eq!(i.run_counted(&pkt[..5], 8), Counted { ret: 0, executed: 1, out_of_budget: false });
 }
 
 #[test]
@@ -321,13 +321,16 @@ fn loops_run_until_the_budget_is_spent() {
     assert_eq!(fits.run(&[], 0), rounds + 1);
     let counted = fits.run_counted(&[], 0);
     assert_eq!((counted.ret, counted.executed), (rounds + 1, u64::from(rounds) * 8 + 8));
+    assert!(!counted.out_of_budget);
     let over = Interpreter::new(&counting_loop(rounds + 2));
     assert_eq!(over.run(&[], 0), 0, "the jump past the budget ends the run with 0");
+    assert!(over.run_counted(&[], 0).out_of_budget, "and says so when counting");
     assert_eq!(over.run_batch(&[PacketRef::new(&[], 0); 2], &mut Vec::new()), 0);
     // A loop that never ends, onto itself: bounded by the program's length plus the budget.
     let forever = [sift_insn::Insn::stmt(0x05, u32::MAX), sift_insn::Insn::stmt(0x06, 1)];
     let v = validate(&forever, Mode::LibpcapLoops).unwrap();
     let counted = Interpreter::new(&v).run_counted(&[], 0);
     assert_eq!((counted.ret, counted.executed), (0, u64::from(LOOP_BUDGET) + 1));
+    assert!(counted.out_of_budget);
     assert!(counted.executed <= forever.len() as u64 + u64::from(LOOP_BUDGET));
 }
