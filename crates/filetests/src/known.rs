@@ -24,7 +24,7 @@
 //! | [`LOOPBACK_AF`] | NULL/LOOP/PFLOG `link proto` matches the address family in both byte orders (savefiles from other hosts) and every AF_INET6 value |
 //! | [`SLIP_DIR`] | SLIP `inbound`/`outbound` test the direction byte exactly |
 //! | [`ISIS_HDLC`] | IS-IS on Cisco HDLC reads the PDU type at the right offset |
-//! | [`PROTOCHAIN`] | `protochain` code changed; its backward jumps do not pass `sift-verify`, so the two programs cannot be run against each other |
+//! | [`PROTOCHAIN`] | `protochain`'s walk changed (both forms are loops, validated under `sift-verify`'s `Mode::LibpcapLoops` and run by `sift-vm` within its loop budget) |
 //! | [`LIVE_ONLY`] | `inbound`/`outbound`/`ifindex` refused without a live capture |
 //! | [`RANGE_CHECKS`] | numeric arguments range-checked ("… greater than maximum …") |
 //! | [`DECNET`] | DECnet addresses and qualifiers validated |
@@ -76,7 +76,7 @@ pub const SLIP_DIR: &str = "1.11 tests the SLIP direction byte exactly";
 /// IS-IS on C_HDLC.
 pub const ISIS_HDLC: &str = "1.11 fixed IS-IS offsets on Cisco HDLC";
 /// protochain.
-pub const PROTOCHAIN: &str = "protochain changed; backward jumps not runnable in sift-vm";
+pub const PROTOCHAIN: &str = "1.11 changed the protochain walk";
 /// Live-capture-only primitives.
 pub const LIVE_ONLY: &str = "1.11 refuses inbound/outbound/ifindex without a live capture";
 /// Range checks.

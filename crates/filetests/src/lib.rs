@@ -11,8 +11,6 @@
 //! * [`corpus`]: libpcap's `TESTrun` corpus as typed accept, reject and apply cases.
 //! * [`link`] and [`packets`]: deterministic packet sets per link type, from `sift-gen` and
 //!   link-layer wrappers around its frames, plus prefixes, random bytes and corpus captures.
-//! * [`loopy`]: a step-limited interpreter for programs with backward jumps (`protochain`),
-//!   which `sift-vm` refuses by design.
 //! * [`exprgen`]: a seeded generator of pcap-filter expressions.
 //! * [`runner`]: the [`Candidate`] trait a compiler implements, and the
 //!   runners `check_accept`, `check_reject`, `check_apply` and `check_differential`.
@@ -64,7 +62,6 @@ pub mod corpus;
 pub mod exprgen;
 pub mod known;
 pub mod link;
-pub mod loopy;
 pub mod packets;
 pub mod runner;
 

@@ -312,39 +312,23 @@ impl PacketSets {
 /// for each comparison.
 pub const DIRECTED_FRAMES: usize = 48;
 
-/// A program ready to run.
-enum Exec {
-    /// Validated by `sift-verify` and run by `sift-vm` (the normal case).
-    Vm(Interpreter),
-    /// Backward jumps (`protochain`): run by [`crate::loopy`], as libpcap would run it.
-    Loopy(Vec<Insn>),
+/// Validates `prog` (backward jumps allowed, as libpcap's `bpf_validate` allows them for
+/// `protochain`; `sift-vm` runs them within its loop budget) and picks the flavor its compile
+/// context implies.
+fn prepare(prog: &[Insn], linuxext: bool) -> Result<Interpreter, String> {
+    let v = sift_verify::validate(prog, Mode::LibpcapLoops).map_err(|e| e.to_string())?;
+    let flavor = if linuxext { Flavor::Linux } else { Flavor::Libpcap };
+    Ok(Interpreter::with_flavor(&v, flavor))
 }
 
-/// Validates `prog` and picks the flavor its compile context implies; programs that only fail
-/// validation for their backward jumps run on [`crate::loopy`] (without Linux extensions).
-fn prepare(prog: &[Insn], linuxext: bool) -> Result<Exec, String> {
-    match sift_verify::validate(prog, Mode::Libpcap) {
-        Ok(v) => {
-            let flavor = if linuxext { Flavor::Linux } else { Flavor::Libpcap };
-            Ok(Exec::Vm(Interpreter::with_flavor(&v, flavor)))
-        }
-        Err(_) if !linuxext && crate::loopy::runnable(prog) => Ok(Exec::Loopy(prog.to_vec())),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-fn run_one(i: &Exec, f: &packets::Frame, linuxext: bool) -> u32 {
-    match i {
-        Exec::Vm(i) if linuxext => i.run_with_meta(&f.data, &f.meta),
-        Exec::Vm(i) => i.run(&f.data, f.wire_len()),
-        Exec::Loopy(p) => crate::loopy::run(p, &f.data, f.wire_len()),
-    }
+fn run_one(i: &Interpreter, f: &packets::Frame, linuxext: bool) -> u32 {
+    if linuxext { i.run_with_meta(&f.data, &f.meta) } else { i.run(&f.data, f.wire_len()) }
 }
 
 /// Runs both programs on every frame; `Err` describes the first packet where they differ.
 fn compare_on(
-    expected: &Exec,
-    actual: &Exec,
+    expected: &Interpreter,
+    actual: &Interpreter,
     set: &PacketSet,
     linuxext: bool,
 ) -> Result<Agreement, String> {
