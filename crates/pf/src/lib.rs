@@ -123,6 +123,21 @@ pub fn pfctl(name: &str, text: &str, opts: &Options, host: &dyn Host) -> PfctlOu
             stdout.push_str(&print::queue(q));
         }
         print::ruleset(&p.ruleset, 0, 0, host, &mut stdout);
+        // A loaded anchor no rule calls prints on its own, after the main rule set (pfctl
+        // loads and prints it as a rule set of its own).
+        let called: Vec<usize> = p
+            .ruleset
+            .anchors
+            .iter()
+            .flat_map(|a| a.rules.iter().filter_map(|r| r.anchor.as_ref().map(|c| c.ruleset)))
+            .collect();
+        for (path, _) in &p.loads {
+            if let Some(i) = p.ruleset.anchors.iter().position(|a| &a.path == path)
+                && !called.contains(&i)
+            {
+                print::ruleset(&p.ruleset, i, 0, host, &mut stdout);
+            }
+        }
     }
     let mut stderr = String::new();
     for e in &p.errors {
@@ -159,12 +174,12 @@ fn check_queues(p: &mut parse::Parser) {
     };
     for q in &queues {
         let leaf = !queues.iter().any(|c| c.parent.as_deref() == Some(q.name.as_str()));
-        if !leaf && q.flows != 0 {
-            fail(p, format!("flow queue {} is not a leaf queue", q.name));
-            return;
-        }
         if !leaf && q.default {
             fail(p, format!("default queue {} is not a leaf queue", q.name));
+            return;
+        }
+        if !leaf && q.flows != 0 {
+            fail(p, format!("flow queue {} is not a leaf queue", q.name));
             return;
         }
         if q.parent.is_some() && q.bandwidth[0].0 == 0 {
@@ -172,7 +187,9 @@ fn check_queues(p: &mut parse::Parser) {
             return;
         }
     }
-    if !queues.iter().any(|q| q.default) {
+    // A lone flow queue needs no default; a hierarchy does.
+    let hierarchy = queues.iter().any(|q| q.parent.is_some());
+    if hierarchy && !queues.iter().any(|q| q.default) {
         fail(p, "no default queue specified".into());
     }
 }

@@ -110,6 +110,9 @@ pub struct Parser<'h> {
     brace_count: usize,
     auto_tables: usize,
     include_base: usize,
+    /// yacc's `yyerrflag`: after an error, syntax errors stay silent until three tokens have
+    /// been shifted.
+    errflag: u8,
     /// `load anchor` requests (anchor path, file), in order.
     pub loads: Vec<(String, String)>,
     /// Line of the last token read (for semantic errors).
@@ -148,6 +151,7 @@ impl<'h> Parser<'h> {
             brace_count: 0,
             auto_tables: 0,
             include_base: 1,
+            errflag: 0,
             loads: Vec::new(),
             last_line: 1,
             last_span: Span::default(),
@@ -222,6 +226,7 @@ impl<'h> Parser<'h> {
     pub(crate) fn bump(&mut self) -> Token {
         self.peek();
         let t = self.la.take().expect("peeked");
+        self.errflag = self.errflag.saturating_sub(1);
         self.last_line = t.line;
         self.last_span = t.span;
         t
@@ -397,6 +402,10 @@ impl<'h> Parser<'h> {
         match fail {
             Fail::Fatal => return false,
             Fail::Reported => {}
+            Fail::Syntax(_, _) if self.errflag > 0 => {
+                // yacc stays silent about an error this close to the previous one.
+                self.failed = true;
+            }
             Fail::Syntax(t, expected) => {
                 let (file, source) = self.file_info();
                 self.failed = true;
@@ -419,6 +428,8 @@ impl<'h> Parser<'h> {
                 _ => {}
             }
         }
+        // The error token and the newline were shifted.
+        self.errflag = 2;
         true
     }
 
@@ -456,6 +467,7 @@ impl<'h> Parser<'h> {
                         },
                         Err(Fail::Reported) if self.peek().tok == Tok::Newline => {
                             self.bump();
+                            self.errflag = 2;
                         }
                         Err(f) => {
                             if !self.recover(f) {
@@ -634,6 +646,7 @@ impl<'h> Parser<'h> {
             self.bump();
             body = Some((holding, idx));
         }
+        crate::parse_rule::end_of_rule(self)?;
         let (call, idx) = match (body, name) {
             (Some((holding, idx)), _) => (holding, idx),
             (None, Some(n)) => {

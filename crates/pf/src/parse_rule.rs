@@ -90,7 +90,17 @@ pub fn pfrule(p: &mut Parser) -> PResult<()> {
     spec.action = action;
     spec.block = block;
     spec.span = start.cover(p.peek().span);
+    end_of_rule(p)?;
     finish_pfrule(p, spec)
+}
+
+/// yacc reduces a rule only when the next token can follow it: the end of the line (or the
+/// brace closing an anchor body); anything else is a syntax error before the rule's checks run.
+pub(crate) fn end_of_rule(p: &mut Parser) -> PResult<()> {
+    match p.tok() {
+        Tok::Newline | Tok::Eof | Tok::Punct('}') => Ok(()),
+        _ => p.syntax("a rule option or the end of the line"),
+    }
 }
 
 /// ICMP unreachable / port unreachable: `returnicmpdefault`.
@@ -1598,6 +1608,10 @@ pub fn finish_pfrule(p: &mut Parser, spec: RuleSpec) -> PResult<()> {
     r.quick = spec.quick;
     r.af = spec.af;
     filteropts_to_rule(p, &mut r, &spec.opts, false)?;
+    if spec.opts.afto && spec.opts.route.is_some() {
+        p.error("af-to cannot be used together with route-to, reply-to, dup-to");
+        return Err(Fail::Reported);
+    }
     if spec.opts.flags_given || spec.os.is_some() {
         if let Some(protos) = &spec.protos
             && !protos.contains(&6)
