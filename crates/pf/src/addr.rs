@@ -255,10 +255,8 @@ pub fn host(s: &str, host: &dyn Host) -> Result<Vec<HostAddr>, HostError> {
         return Ok(addrs
             .into_iter()
             .map(|a| {
-                let mut h = HostAddr::new(
-                    AddrKind::Mask { addr: bytes_of(a), mask: [0; 16] },
-                    af_of(a),
-                );
+                let mut h =
+                    HostAddr::new(AddrKind::Mask { addr: bytes_of(a), mask: [0; 16] }, af_of(a));
                 set_ipmask(&mut h, mask);
                 h
             })
@@ -268,7 +266,11 @@ pub fn host(s: &str, host: &dyn Host) -> Result<Vec<HostAddr>, HostError> {
 }
 
 /// pfctl's `host_if`: `ifname[:network|:broadcast|:peer][:0]`.
-fn host_if(s: &str, mask: Option<u32>, host: &dyn Host) -> Result<Option<Vec<HostAddr>>, HostError> {
+fn host_if(
+    s: &str,
+    mask: Option<u32>,
+    host: &dyn Host,
+) -> Result<Option<Vec<HostAddr>>, HostError> {
     let mut name = s;
     let mut flags = 0u8;
     while let Some(i) = name.rfind(':') {

@@ -108,20 +108,31 @@ fn expand(p: &mut Parser, mut r: Rule, l: &Lists, specs: &Specs) {
                                     for uid in &l.uids {
                                         for gid in &l.gids {
                                             r.af = af;
-                                            error += collapse(p, &mut r, specs.rdr.as_ref(), Which::Rdr);
-                                            error += collapse(p, &mut r, specs.nat.as_ref(), Which::Nat);
                                             error +=
-                                                collapse(p, &mut r, specs.route.as_ref(), Which::Route);
+                                                collapse(p, &mut r, specs.rdr.as_ref(), Which::Rdr);
+                                            error +=
+                                                collapse(p, &mut r, specs.nat.as_ref(), Which::Nat);
+                                            error += collapse(
+                                                p,
+                                                &mut r,
+                                                specs.route.as_ref(),
+                                                Which::Route,
+                                            );
                                             if (src_host.ifname.is_some()
                                                 && matches!(src_host.addr, AddrKind::Mask { .. }))
                                                 || (dst_host.ifname.is_some()
-                                                    && matches!(dst_host.addr, AddrKind::Mask { .. }))
+                                                    && matches!(
+                                                        dst_host.addr,
+                                                        AddrKind::Mask { .. }
+                                                    ))
                                             {
                                                 p.error("@if syntax not permitted in from or to");
                                                 error += 1;
                                             }
                                             let if_idx = |n: &str| p.host.if_index(n);
-                                            if (r.af.is_set() && src_host.af.is_set() && r.af != src_host.af)
+                                            if (r.af.is_set()
+                                                && src_host.af.is_set()
+                                                && r.af != src_host.af)
                                                 || (r.af.is_set()
                                                     && dst_host.af.is_set()
                                                     && r.af != dst_host.af)
@@ -147,12 +158,11 @@ fn expand(p: &mut Parser, mut r: Rule, l: &Lists, specs: &Specs) {
                                             }
                                             r.ifname = if !interface.name.is_empty() {
                                                 interface.name.clone()
-                                            } else if let Some(n) = p.host.if_name(src_host.ifindex) {
-                                                n
-                                            } else if let Some(n) = p.host.if_name(dst_host.ifindex) {
-                                                n
                                             } else {
-                                                String::new()
+                                                p.host
+                                                    .if_name(src_host.ifindex)
+                                                    .or_else(|| p.host.if_name(dst_host.ifindex))
+                                                    .unwrap_or_default()
                                             };
                                             r.onrdomain = interface.rdomain;
                                             let ctx = LabelCtx {
@@ -214,10 +224,27 @@ fn expand(p: &mut Parser, mut r: Rule, l: &Lists, specs: &Specs) {
                                                 error += binat_checks(p, &r, &src_h, af);
                                                 r.direction = Dir::Out;
                                             }
-                                            error += apply(p, &mut r, specs.nat.as_ref(), Which::Nat, dport);
-                                            error += apply(p, &mut r, specs.rdr.as_ref(), Which::Rdr, dport);
-                                            error +=
-                                                apply(p, &mut r, specs.route.as_ref(), Which::Route, dport);
+                                            error += apply(
+                                                p,
+                                                &mut r,
+                                                specs.nat.as_ref(),
+                                                Which::Nat,
+                                                dport,
+                                            );
+                                            error += apply(
+                                                p,
+                                                &mut r,
+                                                specs.rdr.as_ref(),
+                                                Which::Rdr,
+                                                dport,
+                                            );
+                                            error += apply(
+                                                p,
+                                                &mut r,
+                                                specs.route.as_ref(),
+                                                Which::Route,
+                                                dport,
+                                            );
 
                                             if rule_consistent(p, &r) > 0 || error > 0 {
                                                 p.error("skipping rule due to errors");
@@ -233,7 +260,8 @@ fn expand(p: &mut Parser, mut r: Rule, l: &Lists, specs: &Specs) {
                                                 let nat = specs.nat.clone().unwrap_or_default();
                                                 let mut srch = src_host.clone();
                                                 srch.ifname = None;
-                                                let dsth = HostAddr::new(rb.nat.addr.clone(), Af::Any);
+                                                let dsth =
+                                                    HostAddr::new(rb.nat.addr.clone(), Af::Any);
                                                 let mut bin = nat.clone();
                                                 bin.binat = false;
                                                 bin.pool.static_port = false;
@@ -251,7 +279,11 @@ fn expand(p: &mut Parser, mut r: Rule, l: &Lists, specs: &Specs) {
                                                     gids: vec![*gid],
                                                     rcv: l.rcv.clone(),
                                                 };
-                                                let s2 = Specs { nat: None, rdr: Some(bin), route: None };
+                                                let s2 = Specs {
+                                                    nat: None,
+                                                    rdr: Some(bin),
+                                                    route: None,
+                                                };
                                                 expand(p, rb, &inner, &s2);
                                             }
                                         }
@@ -393,7 +425,9 @@ fn collapse(p: &mut Parser, r: &mut Rule, rs: Option<&Redir>, w: Which) -> usize
                 return 1;
             }
         } else if h.af.is_set() && rs.af.is_set() && rs.af != h.af {
-            p.error(format!("{what} spec contains addresses that don't match target address family"));
+            p.error(format!(
+                "{what} spec contains addresses that don't match target address family"
+            ));
             return 1;
         }
         if !r.af.is_set() && !af.is_set() {
@@ -759,7 +793,11 @@ pub fn antispoof(
         let j = IfItem { name: i.name.clone(), not: true, ..IfItem::default() };
         let (hosts, hh) = if i.dynamic {
             let mut h = HostAddr::new(
-                AddrKind::Dyn { ifname: i.name.clone(), flags: addr::iflags::NETWORK, mask: addr::mask_of(128) },
+                AddrKind::Dyn {
+                    ifname: i.name.clone(),
+                    flags: addr::iflags::NETWORK,
+                    mask: addr::mask_of(128),
+                },
                 Af::Any,
             );
             h.not = false;

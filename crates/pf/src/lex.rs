@@ -250,12 +250,7 @@ impl Lexer {
             offsets.push(i as u32);
         }
         Lexer {
-            stack: vec![Source {
-                chars,
-                pos: 0,
-                offsets: Some(offsets),
-                span: Span::default(),
-            }],
+            stack: vec![Source { chars, pos: 0, offsets: Some(offsets), span: Span::default() }],
             file_len: text.len() as u32,
             line: first_line,
             eof_reached: false,
@@ -465,11 +460,9 @@ impl Lexer {
                     }
                     return self.token(Tok::Quoted(s), line, start);
                 }
-                '!' => {
-                    if self.peek_raw() == Some('=') {
-                        self.raw();
-                        return self.token(Tok::Ne, line, start);
-                    }
+                '!' if self.peek_raw() == Some('=') => {
+                    self.raw();
+                    return self.token(Tok::Ne, line, start);
                 }
                 '<' => match self.peek_raw() {
                     Some('>') => {
@@ -521,11 +514,9 @@ impl Lexer {
                 }
                 let ends = match next {
                     None => true,
-                    Some(x) => {
-                        x.is_ascii_whitespace() || matches!(x, ')' | ',' | '/' | '}' | '=')
-                    }
+                    Some(x) => x.is_ascii_whitespace() || matches!(x, ')' | ',' | '/' | '}' | '='),
                 };
-                if !(buf == "-") && ends {
+                if buf != "-" && ends {
                     return match buf.parse::<i64>() {
                         Ok(n) => self.token(Tok::Number(n), line, start),
                         Err(_) => {

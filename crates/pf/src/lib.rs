@@ -28,9 +28,12 @@ pub mod host;
 pub mod icmp;
 pub mod lex;
 mod md5;
+mod options;
 pub mod parse;
 mod parse_rule;
 pub mod print;
+mod rule_action;
+mod rule_opts;
 
 pub use ast::Ruleset;
 pub use error::PfError;

@@ -21,10 +21,8 @@ pub fn digest(data: &[u8]) -> [u8; 16] {
     }
     msg.extend_from_slice(&bit_len.to_le_bytes());
     for chunk in msg.chunks(64) {
-        let m: Vec<u32> = chunk
-            .chunks(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect();
+        let m: Vec<u32> =
+            chunk.chunks(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
         let (mut a, mut b, mut c, mut d) = (h[0], h[1], h[2], h[3]);
         for i in 0..64 {
             let (f, g) = match i / 16 {

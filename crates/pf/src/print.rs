@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use crate::addr::{self, AddrKind, Af};
 use crate::ast::{
-    Action, Dir, IdItem, Op, Pool, PoolType, PortItem, Route, Rule, Ruleset, TableDef, TableEntry,
-    TIMEOUTS, flag, scrub, state,
+    Action, Dir, IdItem, Op, Pool, PoolType, PortItem, Route, Rule, Ruleset, TIMEOUTS, TableDef,
+    TableEntry, flag, scrub, state,
 };
 use crate::expand::{NAT_PORT_HIGH, NAT_PORT_LOW};
 use crate::host::Host;
@@ -127,9 +127,13 @@ pub fn rule(r: &Rule, host: &dyn Host) -> String {
                 let _ = write!(o, " return-rst(ttl {})", r.return_ttl);
             }
         } else if r.rule_flag & flag::RETURNICMP != 0 {
-            let c4 = crate::icmp::code_name((r.return_icmp >> 8) as u8, r.return_icmp as u8, Af::Inet);
-            let c6 =
-                crate::icmp::code_name((r.return_icmp6 >> 8) as u8, r.return_icmp6 as u8, Af::Inet6);
+            let c4 =
+                crate::icmp::code_name((r.return_icmp >> 8) as u8, r.return_icmp as u8, Af::Inet);
+            let c6 = crate::icmp::code_name(
+                (r.return_icmp6 >> 8) as u8,
+                r.return_icmp6 as u8,
+                Af::Inet6,
+            );
             let n4 = c4.map_or_else(|| (r.return_icmp & 255).to_string(), str::to_string);
             let n6 = c6.map_or_else(|| (r.return_icmp6 & 255).to_string(), str::to_string);
             let _ = match r.af {
@@ -304,7 +308,8 @@ pub fn rule(r: &Rule, host: &dyn Host) -> String {
     let ropts = r.max_states != 0
         || r.max_src_nodes != 0
         || r.max_src_states != 0
-        || r.rule_flag & (flag::NOSYNC | flag::SRCTRACK | flag::IFBOUND | flag::STATESLOPPY | flag::PFLOW)
+        || r.rule_flag
+            & (flag::NOSYNC | flag::SRCTRACK | flag::IFBOUND | flag::STATESLOPPY | flag::PFLOW)
             != 0
         || r.timeout.iter().any(|&t| t != 0);
     if r.keep_state == 0 && r.action == Action::Pass && !anchor {
@@ -572,7 +577,7 @@ pub fn queue(q: &crate::ast::Queue) -> String {
         let mut rate = v;
         let mut i = 0;
         let units = [' ', 'K', 'M', 'G'];
-        while rate >= 1000 && i < 3 && rate % 1000 == 0 {
+        while rate >= 1000 && i < 3 && rate.is_multiple_of(1000) {
             rate /= 1000;
             i += 1;
         }

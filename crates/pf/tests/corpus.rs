@@ -92,7 +92,8 @@ fn run_all(dir: &Path) -> Vec<(String, bool, String)> {
         let input = read(dir, &format!("{name}.in"));
         let want = read(dir, &format!("{name}.ok"));
         let mut opts = verbose();
-        for o in read(dir, &format!("{name}.opts")).split_whitespace().collect::<Vec<_>>().chunks(1) {
+        for o in read(dir, &format!("{name}.opts")).split_whitespace().collect::<Vec<_>>().chunks(1)
+        {
             let o = o[0];
             if let Some(d) = o.strip_prefix("-D") {
                 let (k, v) = d.split_once('=').unwrap();
@@ -172,6 +173,23 @@ fn pfctl_regression_corpus() {
     );
     assert!(stale.is_empty(), "listed as exceptions but now passing: {stale:?}");
     assert!(unexpected.is_empty(), "{} mismatches:\n{}", unexpected.len(), unexpected.join("\n"));
-    // The counts this crate reaches; lower means a regression.
-    assert!(pf >= pft - exc.iter().filter(|e| e.starts_with("pf") && !e.starts_with("pfail") && !e.starts_with("pfopt")).count());
+    // Every case passes except the documented exceptions.
+    let excused = |prefix: &str| exc.iter().filter(|e| e.starts_with(prefix)).count();
+    assert_eq!(
+        pf + excused("pf")
+            - excused("pfail")
+            - excused("pfopt")
+            - excused("pfsimple")
+            - excused("selfpf"),
+        pft
+    );
+    assert_eq!(selfpf + excused("selfpf"), selft);
+    assert_eq!(
+        pfail + exc.iter().filter(|e| e.starts_with("pfail") && !e.ends_with("-messages")).count(),
+        pfailt
+    );
+    assert_eq!(msgs + exc.iter().filter(|e| e.ends_with("-messages")).count(), msgt);
+    assert_eq!(opt + excused("pfopt"), optt);
+    assert_eq!(simple + excused("pfsimple"), simplet);
+    assert_eq!((pft, selft, pfailt, msgt, optt, simplet), (101, 101, 49, 49, 3, 2));
 }
