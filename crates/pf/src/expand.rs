@@ -87,6 +87,26 @@ pub fn expand_rule(p: &mut Parser, r: Rule, spec: &RuleSpec, _unused: Option<()>
 
 #[allow(clippy::too_many_lines)]
 fn expand(p: &mut Parser, mut r: Rule, l: &Lists, specs: &Specs) {
+    let combos = [
+        l.ifs.len(),
+        l.protos.len(),
+        l.icmp.len(),
+        l.src.len(),
+        l.dst.len(),
+        l.sports.len(),
+        l.dports.len(),
+        l.oses.len(),
+        l.uids.len(),
+        l.gids.len(),
+    ]
+    .iter()
+    .try_fold(1u64, |acc, &n| {
+        acc.checked_mul(n as u64).filter(|v| *v <= crate::parse::MAX_EXPANSION)
+    });
+    if combos.is_none() {
+        p.error(format!("rule expands to more than {} rules", crate::parse::MAX_EXPANSION));
+        return;
+    }
     let af = r.af;
     let dir = r.direction;
     let label = r.label.clone();

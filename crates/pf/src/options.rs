@@ -365,9 +365,19 @@ impl Parser<'_> {
     fn table_host_list(&mut self) -> PResult<Vec<HostAddr>> {
         let mut out = Vec::new();
         loop {
+            if self.peek().tok == Tok::Punct('{') && self.nest >= crate::parse::MAX_LIST_DEPTH {
+                self.error(format!(
+                    "lists nested too deeply (at most {})",
+                    crate::parse::MAX_LIST_DEPTH
+                ));
+                return Err(Fail::Reported);
+            }
             if self.eat_punct('{') {
                 self.optnl();
-                out.extend(self.table_host_list()?);
+                self.nest += 1;
+                let inner = self.table_host_list();
+                self.nest -= 1;
+                out.extend(inner?);
                 self.expect_punct('}')?;
             } else {
                 out.extend(crate::parse_rule::xhost(self)?);

@@ -73,6 +73,10 @@ struct FileState {
 
 /// The anchor stack depth pfctl allows (`PFCTL_ANCHOR_STACK_DEPTH`).
 pub const MAX_ANCHOR_DEPTH: usize = 64;
+/// How deeply sift lets `{ }` lists nest (pfctl's yacc stack allows about 150 levels).
+pub const MAX_LIST_DEPTH: usize = 64;
+/// The most rules one rule may expand to.
+pub const MAX_EXPANSION: u64 = 1_000_000;
 /// The include depth sift allows (pfctl has none; an include loop would never end).
 pub const MAX_INCLUDE_DEPTH: usize = 64;
 
@@ -109,6 +113,8 @@ pub struct Parser<'h> {
     brace_count: usize,
     pub(crate) auto_tables: usize,
     include_base: usize,
+    /// How deeply `{ }` lists are nested right now.
+    pub(crate) nest: usize,
     /// yacc's `yyerrflag`: after an error, syntax errors stay silent until three tokens have
     /// been shifted.
     errflag: u8,
@@ -151,6 +157,7 @@ impl<'h> Parser<'h> {
             auto_tables: 0,
             include_base: 1,
             errflag: 0,
+            nest: 0,
             loads: Vec::new(),
             last_line: 1,
             last_span: Span::default(),
@@ -564,6 +571,10 @@ impl<'h> Parser<'h> {
         let cur = *self.anchor_stack.last().unwrap_or(&0);
         let base = self.ruleset.anchors[cur].path.clone();
         let path = if base.is_empty() { name } else { format!("{base}/{name}") };
+        if path.split('/').count() > MAX_ANCHOR_DEPTH {
+            self.error(format!("load anchor {path}: anchors nested too deeply"));
+            return Err(Fail::Reported);
+        }
         self.loads.push((path, file));
         Ok(())
     }

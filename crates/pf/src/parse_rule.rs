@@ -425,7 +425,21 @@ fn ipspec(p: &mut Parser) -> PResult<Option<Vec<HostAddr>>> {
     if p.eat_kw("any") {
         return Ok(None);
     }
+    if p.peek().tok == Tok::Punct('{') && p.nest >= crate::parse::MAX_LIST_DEPTH {
+        p.error(format!("lists nested too deeply (at most {})", crate::parse::MAX_LIST_DEPTH));
+        return Err(Fail::Reported);
+    }
     if p.eat_punct('{') {
+        p.nest += 1;
+        let r = ipspec_list(p);
+        p.nest -= 1;
+        return r;
+    }
+    Ok(Some(xhost(p)?))
+}
+
+fn ipspec_list(p: &mut Parser) -> PResult<Option<Vec<HostAddr>>> {
+    {
         p.optnl();
         let mut out: Option<Vec<HostAddr>> = Some(Vec::new());
         let mut first = true;
@@ -449,7 +463,6 @@ fn ipspec(p: &mut Parser) -> PResult<Option<Vec<HostAddr>>> {
             p.optnl();
         }
     }
-    Ok(Some(xhost(p)?))
 }
 
 /// `xhost`: `[!] host`, `[!] no-route`, `[!] urpf-failed`.
