@@ -57,12 +57,13 @@ impl PfError {
             d = d.with_help(format!("expected {e}"));
         }
         let body = d.render(source_text);
-        // sift-diag prints `error: L:C: message`; name the file in front.
-        let multi_line = source_text.trim_end_matches('\n').contains('\n');
-        match body.strip_prefix("error: ") {
-            Some(rest) if multi_line => format!("error: {}:{rest}", self.file),
-            Some(rest) => format!("error: {}:{}:1: {rest}", self.file, self.line),
-            None => body,
-        }
+        // sift-diag's header names no file (and no position for a one-line source): put
+        // `error: FILE:LINE:COLUMN: message` in its place, the position of the caret.
+        let at = (self.span.start as usize).min(source_text.len());
+        let before = source_text.get(..at).unwrap_or("");
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        let rest = body.split_once('\n').map_or("", |x| x.1);
+        format!("error: {}:{line}:{col}: {}\n{rest}", self.file, self.message)
     }
 }

@@ -79,10 +79,15 @@ pub fn expand_rule(p: &mut Parser, r: Rule, spec: &RuleSpec, _unused: Option<()>
         route: spec.opts.route.as_ref().map(|r| r.1.clone()),
     };
     let mut r = r;
+    let outer = p.rule_span;
+    if !spec.span.is_empty() {
+        p.rule_span = Some(spec.span);
+    }
     r.nat.addr = AddrKind::any();
     r.rdr.addr = AddrKind::any();
     r.route.addr = AddrKind::any();
     expand(p, r, &lists, &specs);
+    p.rule_span = outer;
 }
 
 #[allow(clippy::too_many_lines)]

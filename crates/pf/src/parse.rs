@@ -113,6 +113,8 @@ pub struct Parser<'h> {
     brace_count: usize,
     pub(crate) auto_tables: usize,
     include_base: usize,
+    /// The span errors point at while a whole rule is checked (its expansion).
+    pub(crate) rule_span: Option<Span>,
     /// How deeply `{ }` lists are nested right now.
     pub(crate) nest: usize,
     /// yacc's `yyerrflag`: after an error, syntax errors stay silent until three tokens have
@@ -122,7 +124,7 @@ pub struct Parser<'h> {
     pub loads: Vec<(String, String)>,
     /// Line of the last token read (for semantic errors).
     pub(crate) last_line: u32,
-    last_span: Span,
+    pub(crate) last_span: Span,
 }
 
 impl<'h> Parser<'h> {
@@ -158,6 +160,7 @@ impl<'h> Parser<'h> {
             include_base: 1,
             errflag: 0,
             nest: 0,
+            rule_span: None,
             loads: Vec::new(),
             last_line: 1,
             last_span: Span::default(),
@@ -345,7 +348,7 @@ impl<'h> Parser<'h> {
     /// Reports `message` at the line of the last token read (pfctl's `yyerror` in an action).
     pub(crate) fn error(&mut self, message: impl Into<String>) {
         let line = self.la.as_ref().map_or(self.last_line, |t| t.line);
-        let span = self.last_span;
+        let span = self.rule_span.unwrap_or(self.last_span);
         self.error_at(message, line, span);
     }
 
@@ -610,7 +613,7 @@ impl<'h> Parser<'h> {
         self.bump();
         let name = self.anchorname()?;
         let mut spec = crate::parse_rule::rule_head(self, false)?;
-        spec.span = start;
+        spec.span = start.cover(self.last_span);
         // The brace body, if any.
         let cur = *self.anchor_stack.last().unwrap_or(&0);
         let base = self.ruleset.anchors[cur].path.clone();

@@ -91,7 +91,7 @@ pub fn pfrule(p: &mut Parser) -> PResult<()> {
     let mut spec = rule_head(p, true)?;
     spec.action = action;
     spec.block = block;
-    spec.span = start.cover(p.peek().span);
+    spec.span = start.cover(p.last_span);
     end_of_rule(p)?;
     crate::rule_action::finish_pfrule(p, spec)
 }
