@@ -1,9 +1,19 @@
 //! Any bytes as a pf.conf: the parser never panics or hangs, and a rule set it accepts prints
 //! in pfctl's canonical form that reads back to the same print (parse → print → parse).
+//!
+//! pfctl prints macro definitions, labels and tags as they are, unescaped: `b = "x" y"` or a
+//! label holding a `"` does not read back, in pfctl as in sift. So the macro lines (which the
+//! printed rules no longer use) are left out of the second reading, and rule sets whose labels
+//! or tags hold a quote or a backslash are not compared.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use sift_pf::{Options, host::FixtureHost, pfctl};
+
+fn is_macro_line(l: &str) -> bool {
+    l.split_once(" = \"").is_some_and(|(name, _)| !name.is_empty() && !name.contains(' '))
+        && l.ends_with('"')
+}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };
@@ -13,7 +23,19 @@ fuzz_target!(|data: &[u8]| {
     if first.status != 0 {
         return;
     }
-    let second = pfctl("stdin", &first.stdout, &opts, &host);
-    assert_eq!(second.status, 0, "the canonical form must parse:\n{}\n{}", first.stdout, second.stderr);
-    assert_eq!(second.stdout, first.stdout, "the canonical form must be a fixpoint");
+    let raw = |s: &str| s.contains('"') || s.contains('\\');
+    if first.ruleset.anchors.iter().flat_map(|a| &a.rules).any(|r| {
+        raw(&r.label) || raw(&r.tag) || raw(&r.match_tag)
+    }) {
+        return;
+    }
+    let rules: String = first
+        .stdout
+        .lines()
+        .filter(|l| !is_macro_line(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let second = pfctl("stdin", &rules, &opts, &host);
+    assert_eq!(second.status, 0, "the canonical form must parse:\n{rules}\n{}", second.stderr);
+    assert_eq!(second.stdout, rules, "the canonical form must be a fixpoint");
 });
