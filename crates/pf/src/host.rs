@@ -310,9 +310,10 @@ impl SystemHost {
     }
 }
 
-/// The machine's interfaces and addresses, from `/proc/net/if_inet6`, `/sys/class/net` and
-/// `/proc/net/fib_trie`-free sources (IPv4 addresses are not listed by procfs alone, so only
-/// IPv6 addresses and interface names are known without a netlink socket).
+/// The machine's interfaces and addresses without a netlink socket: names and indexes from
+/// `/sys/class/net`, IPv4 addresses from the local routes of `/proc/net/fib_trie` matched to
+/// interfaces through `/proc/net/route` (loopback addresses go to `lo`), IPv6 addresses from
+/// `/proc/net/if_inet6`.
 fn system_interfaces() -> Vec<Interface> {
     let mut out: Vec<Interface> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
@@ -336,6 +337,7 @@ fn system_interfaces() -> Vec<Interface> {
             });
         }
     }
+    add_ipv4(&mut out);
     if let Ok(t) = std::fs::read_to_string("/proc/net/if_inet6") {
         for line in t.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
@@ -361,6 +363,56 @@ fn system_interfaces() -> Vec<Interface> {
         }
     }
     out
+}
+
+/// IPv4 addresses of the interfaces, from `/proc/net/fib_trie` and `/proc/net/route`.
+fn add_ipv4(out: &mut [Interface]) {
+    let Ok(trie) = std::fs::read_to_string("/proc/net/fib_trie") else { return };
+    let mut local: Vec<std::net::Ipv4Addr> = Vec::new();
+    let mut last: Option<std::net::Ipv4Addr> = None;
+    for line in trie.lines() {
+        let t = line.trim();
+        if let Some(a) = t.strip_prefix("|-- ") {
+            last = a.parse().ok();
+        } else if t.starts_with("/32 host LOCAL")
+            && let Some(a) = last
+            && !local.contains(&a)
+        {
+            local.push(a);
+        }
+    }
+    let routes: Vec<(String, u32, u32)> = std::fs::read_to_string("/proc/net/route")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let dest = u32::from_str_radix(f.get(1)?, 16).ok()?.swap_bytes();
+            let gw = u32::from_str_radix(f.get(2)?, 16).ok()?;
+            let mask = u32::from_str_radix(f.get(7)?, 16).ok()?.swap_bytes();
+            (gw == 0).then(|| (f[0].to_string(), dest, mask))
+        })
+        .collect();
+    for a in local {
+        let v = u32::from(a);
+        let (name, prefix) = if a.is_loopback() {
+            ("lo".to_string(), 8)
+        } else {
+            match routes.iter().filter(|r| v & r.2 == r.1).max_by_key(|r| r.2.count_ones()) {
+                Some(r) => (r.0.clone(), r.2.count_ones() as u8),
+                None => continue,
+            }
+        };
+        if let Some(i) = out.iter_mut().find(|i| i.name == name) {
+            i.addrs.push(IfAddr {
+                addr: IpAddr::V4(a),
+                prefix,
+                broadcast: None,
+                peer: None,
+                scope: 0,
+            });
+        }
+    }
 }
 
 impl Host for SystemHost {

@@ -5,9 +5,9 @@
 //! rules accepted, the same canonical form printed by `pfctl -nv`, the same messages for the
 //! same mistakes. OpenBSD's own regression data (`../shared/corpus/pf/pfctl`) is the test.
 //!
-//! The pipeline: [`lex`] (pfctl's lexer, macros expanded while lexing) → [`parse`] and
+//! The pipeline: [`lex`] (pfctl's lexer, macros expanded while lexing) → [`parse`](mod@parse) and
 //! `parse_rule` (parse.y's productions and checks) → `expand` (one [`ast::Rule`] per list
-//! combination) → [`print`] (pfctl's printer). Everything the machine would be asked
+//! combination) → [`print`](mod@print) (pfctl's printer). Everything the machine would be asked
 //! (interfaces, services, users, files) goes through [`host::Host`].
 //!
 //! ```
