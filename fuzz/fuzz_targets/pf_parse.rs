@@ -19,7 +19,8 @@ fn is_macro_line(l: &str) -> bool {
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };
-    let host = FixtureHost::openbsd("/nonexistent");
+    let mut host = FixtureHost::openbsd("/nonexistent");
+    host.files = false;
     let opts = Options { verbose: true, ..Options::default() };
     let first = pfctl("stdin", src, &opts, &host);
     if first.status != 0 {

@@ -159,6 +159,8 @@ pub struct FixtureHost {
     pub hosts: Vec<(String, Vec<IpAddr>)>,
     /// The directory relative file names are read from.
     pub dir: PathBuf,
+    /// Whether files may be read at all (a fuzzer's host reads none).
+    pub files: bool,
 }
 
 fn ip(s: &str) -> IpAddr {
@@ -219,6 +221,7 @@ impl FixtureHost {
             .collect(),
             hosts: vec![("localhost".into(), vec![ip("127.0.0.1"), ip("::1")])],
             dir: dir.into(),
+            files: true,
         }
     }
 }
@@ -246,14 +249,26 @@ impl Host for FixtureHost {
         self.hosts.iter().find(|h| h.0 == name).map(|h| h.1.clone()).unwrap_or_default()
     }
     fn read_file(&self, path: &str) -> std::io::Result<String> {
+        if !self.files {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
         read_relative(&self.dir, path)
     }
 }
 
+/// The largest file a rule set may include, load or fill a table from (`/dev/zero` must not
+/// exhaust memory).
+pub const MAX_FILE: u64 = 16 << 20;
+
 fn read_relative(dir: &Path, path: &str) -> std::io::Result<String> {
+    use std::io::Read;
     let p = Path::new(path);
     let full = if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
-    let bytes = std::fs::read(full)?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(full)?.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(std::io::ErrorKind::FileTooLarge.into());
+    }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

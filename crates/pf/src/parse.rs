@@ -694,6 +694,7 @@ pub(crate) fn io_reason(e: &std::io::Error) -> &'static str {
         std::io::ErrorKind::NotFound => "No such file or directory",
         std::io::ErrorKind::PermissionDenied => "Permission denied",
         std::io::ErrorKind::IsADirectory => "Is a directory",
+        std::io::ErrorKind::FileTooLarge => "File too large",
         _ => "Input/output error",
     }
 }

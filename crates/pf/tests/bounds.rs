@@ -103,3 +103,10 @@ fn expansion_is_bounded() {
     let text = format!("pass proto tcp from {{ {l} }} to {{ {l} }} port {{ 1 2 3 }}\n");
     stderr_has(&run(&text), "rule expands to more than 1000000 rules");
 }
+
+#[test]
+fn endless_files_are_refused() {
+    let out = run("table <t> file \"/dev/zero\"\n");
+    stderr_has(&out, "stdin:1: cannot load \"/dev/zero\": File too large");
+    stderr_has(&run("include \"/dev/zero\"\n"), "stdin:1: failed to include file /dev/zero");
+}
