@@ -253,9 +253,9 @@ fn hashkey(p: &mut Parser) -> PResult<[u32; 4]> {
         }
         let mut k = [0u32; 4];
         for (i, w) in k.iter_mut().enumerate() {
-            match u32::from_str_radix(&hex[i * 8..i * 8 + 8], 16) {
-                Ok(v) => *w = v,
-                Err(_) => {
+            match hex.get(i * 8..i * 8 + 8).map(|h| u32::from_str_radix(h, 16)) {
+                Some(Ok(v)) => *w = v,
+                _ => {
                     p.error("invalid hex key");
                     return Err(Fail::Reported);
                 }

@@ -110,3 +110,13 @@ fn endless_files_are_refused() {
     stderr_has(&out, "stdin:1: cannot load \"/dev/zero\": File too large");
     stderr_has(&run("include \"/dev/zero\"\n"), "stdin:1: failed to include file /dev/zero");
 }
+
+#[test]
+fn non_ascii_text_is_an_error_not_a_panic() {
+    let key = format!("0x{}11", "€".repeat(10));
+    let out = run(&format!("match out on lo0 nat-to 10.0.0.1 source-hash \"{key}\"\n"));
+    stderr_has(&out, "stdin:1: invalid hex key");
+    stderr_has(&run("pass from é\n"), "stdin:1: syntax error");
+    let out = run("pass label \"é ü\"\n");
+    assert_eq!(out.stdout, "pass all flags S/SA label \"é ü\"\n");
+}
