@@ -6,10 +6,12 @@
 //! the macro lines (which the printed rules no longer use) are left out of the second reading,
 //! and rule sets printing a quote inside quotes (a line with an odd number of `"`) or a
 //! backslash are not compared; nor are those whose tags (printed without quotes) would not
-//! read back as one word.
+//! read back as one word, that hold an empty unnamed anchor, or a pool of `any` (a binat-to
+//! from any mirrors into `rdr-to any`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sift_pf::addr::AddrKind;
 use sift_pf::{Options, host::FixtureHost, pfctl};
 
 fn is_macro_line(l: &str) -> bool {
@@ -26,12 +28,8 @@ fuzz_target!(|data: &[u8]| {
     if first.status != 0 {
         return;
     }
-    let rules: String = first
-        .stdout
-        .lines()
-        .filter(|l| !is_macro_line(l))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let rules: String =
+        first.stdout.lines().filter(|l| !is_macro_line(l)).map(|l| format!("{l}\n")).collect();
     if rules.lines().any(|l| l.matches('"').count() % 2 == 1 || l.contains('\\')) {
         return;
     }
@@ -41,7 +39,26 @@ fuzz_target!(|data: &[u8]| {
                 && !t.starts_with(|c: char| c.is_ascii_digit())
                 && !sift_pf::lex::is_keyword(t))
     };
-    if first.ruleset.anchors.iter().flat_map(|a| &a.rules).any(|r| !word(&r.tag) || !word(&r.match_tag)) {
+    let raw = |t: &str| t.contains('"') || t.contains('\\');
+    let rtlabel = |a: &AddrKind| matches!(a, AddrKind::RtLabel(l) if raw(l));
+    if first.ruleset.anchors.iter().flat_map(|a| &a.rules).any(|r| {
+        !word(&r.tag)
+            || !word(&r.match_tag)
+            || raw(&r.label)
+            || r.os.as_deref().is_some_and(raw)
+            || r.anchor.as_ref().is_some_and(|c| {
+                // pfctl prints an empty unnamed `{ }` anchor as a bare `anchor`, which it
+                // then refuses ("anchors without explicit rules must specify a name").
+                raw(&c.name)
+                    || (c.name.starts_with('_')
+                        && first.ruleset.anchors.get(c.ruleset).is_none_or(|a| a.rules.is_empty()))
+            })
+            // binat-to from `any` mirrors into `rdr-to any`, which pfctl prints but cannot read.
+            || r.rdr.addr.is_any()
+            || r.nat.addr.is_any()
+            || rtlabel(&r.src.addr)
+            || rtlabel(&r.dst.addr)
+    }) {
         return;
     }
     let second = pfctl("stdin", &rules, &opts, &host);
