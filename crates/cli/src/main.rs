@@ -19,6 +19,7 @@ mod dump;
 mod gen_cmd;
 mod inject_cmd;
 mod live;
+mod pf_cmd;
 mod plot;
 mod print;
 mod program;
@@ -61,6 +62,11 @@ enum Command {
     Compile(compile_cmd::CompileArgs),
     /// Send the packets of a capture on an interface (needs root or CAP_NET_RAW).
     Inject(inject_cmd::InjectArgs),
+    /// Read an OpenBSD pf rule set as `pfctl -o none -n[v] -f FILE` does.
+    Pfctl(pf_cmd::PfctlArgs),
+    /// OpenBSD pf rule sets: `sift pf check FILE` shows each mistake with a caret.
+    #[command(subcommand)]
+    Pf(pf_cmd::PfCommand),
 }
 
 /// The command line, parsed; `Err`: the exit status after a usage message, help or version.
@@ -104,6 +110,8 @@ fn main() -> ExitCode {
         Some(Command::Diff(args)) => diff_cmd::run(args),
         Some(Command::Compile(args)) => compile_cmd::run(args),
         Some(Command::Inject(args)) => inject_cmd::run(args),
+        Some(Command::Pfctl(args)) => pf_cmd::run_pfctl(args),
+        Some(Command::Pf(cmd)) => pf_cmd::run(cmd),
         None if cli.live.list => live::list_interfaces(),
         None if cli.live.list_ts_types && cli.dump.read.is_empty() => {
             live::list_time_stamp_types(&cli.live)

@@ -26,6 +26,8 @@ mod inject;
 mod merge_count;
 /// The parallel path gives the sequential path's output, byte for byte.
 mod parallel;
+/// `sift pfctl` and `sift pf check` against pfctl's regression data.
+mod pf;
 /// Printed lines against `tcpdump -n`; `--json`.
 mod print;
 /// tcpdump's 830 test captures copied and filtered as tcpdump does (issue 15's acceptance).

@@ -1,0 +1,109 @@
+//! `sift pfctl` and `sift pf check`: pfctl's output and exit statuses, standard input, macros
+//! from the command line, and sift's caret rendering of mistakes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn sift(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sift"))
+        .args(args)
+        .current_dir(sift_testkit::workspace_root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sift");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().expect("sift output")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn corpus(name: &str) -> Option<PathBuf> {
+    let p = sift_testkit::shared_dir().join("corpus/pf/pfctl").join(name);
+    if p.is_file() { Some(p) } else { sift_testkit::oracle_missing("pf corpus", p.display()) }
+}
+
+#[test]
+fn pfctl_prints_the_canonical_form_of_a_file() {
+    let Some(input) = corpus("pf4.in") else { return };
+    let Some(ok) = corpus("pf4.ok") else { return };
+    let out = sift(&["pfctl", "--host", "openbsd", "-nvf", input.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), std::fs::read_to_string(ok).unwrap());
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn pfctl_reads_standard_input_and_names_it_stdin() {
+    let out = sift(&["pfctl", "-nvf", "-"], Some("pass in proto tcp to port 22\nblock\n"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        "pass in proto tcp from any to any port = 22 flags S/SA\nblock drop all\n"
+    );
+    let out = sift(&["pfctl", "-o", "none", "-nvf", "-"], Some("pass in inet6 proto icmp\n"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "stdin:1: proto icmp doesn't match address family inet6\n\
+         stdin:1: skipping rule due to errors\n\
+         stdin:1: rule expands to no valid combination\n"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn pfctl_n_without_v_prints_nothing_on_success() {
+    let out = sift(&["pfctl", "-nf", "samples/pf.conf"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let out = sift(&["pfctl", "-nf", "-"], Some("pass from 10.0.0.0.1\n"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "no IP address found for 10.0.0.0.1\nstdin:1: could not parse host specification\n"
+    );
+}
+
+#[test]
+fn pfctl_defines_macros_and_loads_into_anchors() {
+    let src = "ext = \"em0\"\npass in on $ext\n";
+    let out = sift(&["pfctl", "-D", "ext=lo1", "-nvf", "-"], Some(src));
+    assert_eq!(text(&out.stdout), "ext = \"em0\"\npass in on lo1 all flags S/SA\n");
+    let out = sift(&["pfctl", "-a", "regress", "-nvf", "-"], Some("pass\n"));
+    assert_eq!(text(&out.stdout), "pass all flags S/SA\n");
+}
+
+#[test]
+fn pfctl_refuses_what_it_cannot_do() {
+    let out = sift(&["pfctl", "-vf", "samples/pf.conf"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("use -n"));
+    let out = sift(&["pfctl", "-o", "basic", "-nvf", "samples/pf.conf"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let out = sift(&["pfctl", "-nvf", "/nonexistent/pf.conf"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "pfctl: cannot open the main config file!: No such file or directory\n"
+    );
+}
+
+#[test]
+fn pf_check_shows_carets_and_exits_1() {
+    let out = sift(&["pf", "check", "-"], Some("pass in\npass out proto tcp to port 99999\n"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: stdin:2:28: illegal port value 99999\n  pass out proto tcp to port 99999\n                             ^^^^^\n"
+    );
+    let out = sift(&["pf", "check", "samples/pf.conf"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "samples/pf.conf: 12 rules, 2 tables\n");
+}
