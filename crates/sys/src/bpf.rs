@@ -88,10 +88,16 @@ fn bpf<T: Attr>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
     }
 }
 
+/// How many times [`prog_load`] asks the kernel when the verifier is interrupted (libbpf's
+/// `PROG_LOAD_ATTEMPTS`).
+pub const PROG_LOAD_ATTEMPTS: u32 = 5;
+
 /// `BPF_PROG_LOAD` of `insns` (encoded eBPF, 8 bytes per slot; a partial last slot is not
 /// passed) as a program of type `prog_type`, licensed GPL, named `sift`. With `log`, the
 /// verifier's log (level 1) is written into it, NUL-terminated (loading with a log is slower:
-/// ask for it after a refusal).
+/// ask for it after a refusal). The verifier gives up with `EAGAIN` when a signal reaches the
+/// process while it works (another thread's timer, a child ending); like libbpf, the load is
+/// tried again, up to [`PROG_LOAD_ATTEMPTS`] times in all.
 pub fn prog_load(prog_type: u32, insns: &[u8], log: Option<&mut [u8]>) -> io::Result<OwnedFd> {
     const LICENSE: &[u8] = b"GPL\0";
     let mut attr = ProgLoadAttr {
@@ -107,7 +113,15 @@ pub fn prog_load(prog_type: u32, insns: &[u8], log: Option<&mut [u8]>) -> io::Re
         attr.log_size = u32::try_from(log.len()).unwrap_or(u32::MAX);
         attr.log_buf = log.as_mut_ptr() as u64;
     }
-    let fd = bpf(BPF_PROG_LOAD, &mut attr)?;
+    let mut attempts = 1;
+    let fd = loop {
+        match bpf(BPF_PROG_LOAD, &mut attr) {
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && attempts < PROG_LOAD_ATTEMPTS => {
+                attempts += 1;
+            }
+            other => break other?,
+        }
+    };
     let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
     // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
     unsafe { crate::owned_fd(fd) }
