@@ -1,0 +1,26 @@
+//! sift's eBPF virtual machine.
+//!
+//! It runs eBPF programs offline with the kernel's semantics, to check what sift generates
+//! and to test programs without a kernel; it is also the reference the eBPF JIT is compared
+//! with. This first part is the core the rest (verifier, ELF loading, maps, program contexts)
+//! attaches to:
+//!
+//! * [`program`]: loading ([`Program::load`]): decoding (through `sift-ebpf`'s typed ISA) and
+//!   the structural checks, each refusal located ([`LoadError`]).
+//! * [`memory`]: the regions a run sees (stack, input memory or context, packet) at fixed
+//!   virtual addresses, every access checked ([`Memory`]).
+//! * [`helpers`]: the helper table the embedder fills ([`Helpers`]) and ubpf's test helpers.
+//! * [`interp`]: the interpreter ([`Vm`]): bpf-to-bpf calls (8 frames of 512 bytes), helpers,
+//!   `callx`, legacy packet loads, the kernel's division and shift results, an instruction
+//!   budget; faults are located ([`RunError`]), never panics.
+#![forbid(unsafe_code)]
+
+pub mod helpers;
+pub mod interp;
+pub mod memory;
+pub mod program;
+
+pub use helpers::{Args, HelperFn, HelperOutcome, Helpers, test_helpers};
+pub use interp::{DEFAULT_BUDGET, Fault, RunError, Vm};
+pub use memory::Memory;
+pub use program::{LoadError, MAX_INSNS, Program};
