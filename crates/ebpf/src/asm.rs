@@ -423,13 +423,13 @@ fn parse_lddw(a: &Asm<'_>, dst: Reg, t: Tok<'_>) -> Result<Insn, AsmError> {
     let Some(inner) = t.text[open + 1..].strip_suffix(')') else {
         return Err(a.line.err(t.col, format!("Invalid lddw operand: {}", t.text)));
     };
+    // `name(lo)` or `name(lo, hi)`: the map value forms always carry the offset (hi).
     let args = split_operands(inner, t.col + open + 1);
-    let two = matches!(kind, ImmKind::MapValue | ImmKind::MapIdxValue);
-    if args.len() != if two { 2 } else { 1 } {
+    if args.is_empty() || args.len() > 2 {
         return Err(a.line.err(t.col, format!("Invalid number of arguments for {name}")));
     }
     let lo = a.imm32(args[0])? as u32;
-    let hi = if two { a.imm32(args[1])? as u32 } else { 0 };
+    let hi = if args.len() == 2 { a.imm32(args[1])? as u32 } else { 0 };
     Ok(Insn::LdImm64 { dst, kind, imm: u64::from(lo) | (u64::from(hi) << 32) })
 }
 
@@ -646,12 +646,8 @@ pub fn print_insn(insn: &Insn) -> String {
         Insn::LdImm64 { dst, kind, imm } => {
             let name = IMM_KINDS.iter().find(|(_, k)| *k == kind).map_or("?", |(n, _)| n);
             let (lo, hi) = (imm as u32 as i32, (imm >> 32) as u32 as i32);
-            if matches!(kind, ImmKind::MapValue | ImmKind::MapIdxValue) {
+            if hi != 0 || matches!(kind, ImmKind::MapValue | ImmKind::MapIdxValue) {
                 format!("lddw {}, {name}({lo}, {hi})", r(dst))
-            } else if hi != 0 {
-                // Not a form the kernel defines; keep the bits (parsing refuses it, so print the
-                // raw value instead).
-                format!("lddw {}, {imm:#x}", r(dst))
             } else {
                 format!("lddw {}, {name}({lo})", r(dst))
             }
