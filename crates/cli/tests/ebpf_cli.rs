@@ -35,7 +35,7 @@ fn exec_prints_r0_in_hex_or_refuses_on_stderr() {
     assert_eq!((text(&o.stdout), o.status.code()), ("8877665544332211\n".into(), Some(0)));
     let o = sift(&["ebpf", "exec", "--mem", "aa bb"], prog);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(text(&o.stderr), "instruction 0: out-of-bounds read of 8 bytes at 0x400000002\n");
+    assert_eq!(text(&o.stderr), "instruction 0: out-of-bounds read of 8 bytes at 0x20000002\n");
     assert!(o.stdout.is_empty());
     // A reserved field (add with offset 1): refused at load.
     let o = sift(&["ebpf", "exec"], "07 00 01 00 01 00 00 00 95 00 00 00 00 00 00 00");

@@ -8,6 +8,7 @@ use sift_ebpf::EbpfInsn;
 use thiserror::Error;
 
 use crate::helpers::{Args, HelperOutcome, Helpers};
+use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
 use crate::memory::{
     MAX_FRAMES, MEM_BASE, Memory, OutOfBounds, PACKET_BASE, STACK_BASE, STACK_PER_FRAME, STACK_SIZE,
 };
@@ -72,6 +73,7 @@ struct Frame {
 pub struct Vm {
     program: Program,
     helpers: Helpers,
+    maps: Vec<Map>,
     budget: u64,
     executed: u64,
 }
@@ -125,7 +127,29 @@ impl Vm {
     /// A VM for an already loaded program. The program must have been loaded against these
     /// helpers (see [`Vm::load`]).
     pub fn new(program: Program, helpers: Helpers) -> Vm {
-        Vm { program, helpers, budget: DEFAULT_BUDGET, executed: 0 }
+        Vm { program, helpers, maps: Vec::new(), budget: DEFAULT_BUDGET, executed: 0 }
+    }
+
+    /// Loads slots against `helpers` and `maps` (see [`Program::load_with_maps`]); add the map
+    /// helpers with [`register_map_helpers`](crate::maps::register_map_helpers).
+    pub fn load_with_maps(
+        slots: &[EbpfInsn],
+        helpers: Helpers,
+        maps: Vec<Map>,
+    ) -> Result<Vm, LoadError> {
+        let defs: Vec<_> = maps.iter().map(Map::def).collect();
+        let program = Program::load_with_maps(slots, |id| helpers.has(id), &defs)?;
+        Ok(Vm { program, helpers, maps, budget: DEFAULT_BUDGET, executed: 0 })
+    }
+
+    /// The maps (they keep their contents from run to run).
+    pub fn maps(&self) -> &[Map] {
+        &self.maps
+    }
+
+    /// The maps, writable (to fill them before a run).
+    pub fn maps_mut(&mut self) -> &mut [Map] {
+        &mut self.maps
     }
 
     /// Loads slots against `helpers` and makes a VM.
@@ -160,8 +184,12 @@ impl Vm {
     pub fn run(&mut self, mem: &mut [u8]) -> Result<u64, RunError> {
         let mut stack = [0u8; STACK_SIZE];
         let (r1, r2) = if mem.is_empty() { (0, 0) } else { (MEM_BASE, mem.len() as u64) };
-        let mut memory = Memory::new(&mut stack, mem, true, &mut []);
-        self.exec(&mut memory, r1, r2, true)
+        // The maps move out for the run (the memory borrows them while `exec` borrows `self`).
+        let mut maps = std::mem::take(&mut self.maps);
+        let mut memory = Memory::new(&mut stack, mem, true, &mut [], &mut maps);
+        let r = self.exec(&mut memory, r1, r2, true);
+        self.maps = maps;
+        r
     }
 
     /// Runs with `ctx` as the context (`r1`, read-only) and `packet` as the packet that
@@ -169,8 +197,11 @@ impl Vm {
     /// ([`PACKET_BASE`](crate::memory::PACKET_BASE)).
     pub fn run_with_packet(&mut self, ctx: &mut [u8], packet: &mut [u8]) -> Result<u64, RunError> {
         let mut stack = [0u8; STACK_SIZE];
-        let mut memory = Memory::new(&mut stack, ctx, false, packet);
-        self.exec(&mut memory, MEM_BASE, 0, false)
+        let mut maps = std::mem::take(&mut self.maps);
+        let mut memory = Memory::new(&mut stack, ctx, false, packet, &mut maps);
+        let r = self.exec(&mut memory, MEM_BASE, 0, false);
+        self.maps = maps;
+        r
     }
 
     fn exec(
@@ -351,8 +382,13 @@ impl Vm {
                     }
                 }
                 0x18 => {
-                    let hi = slots.get(pc).map_or(0, |n| n.imm as u32);
-                    reg[d] = u64::from(i.imm as u32) | (u64::from(hi) << 32);
+                    let hi = u64::from(slots.get(pc).map_or(0, |n| n.imm as u32));
+                    let lo = u64::from(i.imm as u32);
+                    reg[d] = match i.src {
+                        0 => lo | (hi << 32),
+                        1 | 5 => MAP_HANDLE_BASE + lo,
+                        _ => MAP_BASE + (lo << 32) + hi,
+                    };
                     pc += 1;
                 }
                 // Legacy packet loads: big-endian; out of the packet the program returns 0.
@@ -492,7 +528,7 @@ mod tests {
     #[test]
     fn faults_are_located_and_runs_end() {
         let e = vm("mov %r0, 0\nldxw %r0, [%r1+2]\nexit").run(&mut [0; 4]).unwrap_err();
-        assert_eq!(e.to_string(), "instruction 1: out-of-bounds read of 4 bytes at 0x400000002");
+        assert_eq!(e.to_string(), "instruction 1: out-of-bounds read of 4 bytes at 0x20000002");
         let mut v = vm("l:\nja l2\nl2:\nja l\nexit");
         v.set_budget(1000);
         let e = v.run(&mut []).unwrap_err();
@@ -519,6 +555,49 @@ mod tests {
         assert_eq!(v.run_with_packet(&mut [], &mut packet), Ok(0x0800));
         let mut v = vm("mov %r0, 9\nldabsw 1\nexit");
         assert_eq!(v.run_with_packet(&mut [], &mut packet), Ok(0));
+    }
+
+    #[test]
+    fn maps_keep_state_across_runs() {
+        use crate::maps::{Map, MapDef, MapKind, register_map_helpers};
+        // Count runs per first memory byte in a hash map; array map 1 element 0 counts all
+        // runs through a direct value pointer (map_value).
+        let text = "ldxb %r2, [%r1]\nstxw [%r10-4], %r2\nlddw %r1, map_fd(0)\nmov %r2, %r10\n\
+                    add %r2, -4\ncall 1\njne %r0, 0, found\nstdw [%r10-16], 1\nlddw %r1, map_fd(0)\n\
+                    mov %r2, %r10\nadd %r2, -4\nmov %r3, %r10\nadd %r3, -16\nmov %r4, 1\ncall 2\n\
+                    ja total\nfound:\nmov %r1, 1\nlock add [%r0], %r1\ntotal:\n\
+                    lddw %r6, map_value(1, 0)\nmov %r1, 1\nlock fetch add [%r6], %r1\nmov %r0, %r1\nexit";
+        let mut helpers = Helpers::new();
+        register_map_helpers(&mut helpers);
+        let maps = vec![
+            Map::new(MapDef { kind: MapKind::Hash, key_size: 4, value_size: 8, max_entries: 16 })
+                .unwrap(),
+            Map::new(MapDef { kind: MapKind::Array, key_size: 4, value_size: 8, max_entries: 1 })
+                .unwrap(),
+        ];
+        let mut v =
+            Vm::load_with_maps(&encode_program(&assemble(text).unwrap()), helpers, maps).unwrap();
+        for (k, b) in [7u8, 9, 7, 7].into_iter().enumerate() {
+            assert_eq!(v.run(&mut [b]), Ok(k as u64));
+        }
+        let e = v.maps()[0].entries();
+        assert_eq!(
+            e,
+            vec![
+                (vec![7, 0, 0, 0], 3u64.to_le_bytes().to_vec()),
+                (vec![9, 0, 0, 0], 1u64.to_le_bytes().to_vec())
+            ]
+        );
+        assert_eq!(v.maps()[1].lookup(&[0; 4]), Some(&4u64.to_le_bytes()[..]));
+        // A map the VM does not have is refused at load.
+        let e = Vm::load(
+            &encode_program(&assemble("lddw %r1, map_fd(2)\nexit").unwrap()),
+            Helpers::new(),
+        );
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "instruction 0: lddw MapFd: no map 2 (or no offset 0 in it)"
+        );
     }
 
     #[test]

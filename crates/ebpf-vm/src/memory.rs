@@ -7,12 +7,16 @@
 
 use thiserror::Error;
 
+use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
+
+// Stack, memory and packet sit below 4 GiB: an XDP context holds 32-bit packet pointers
+// (`xdp_md.data`), which must be the packet's virtual addresses as they are.
 /// The stack's virtual base: the stack of the deepest frame starts here.
-pub const STACK_BASE: u64 = 0x1_0000_0000;
+pub const STACK_BASE: u64 = 0x1000_0000;
 /// The context / input memory's virtual base (`r1` on entry when there is one).
-pub const MEM_BASE: u64 = 0x4_0000_0000;
+pub const MEM_BASE: u64 = 0x2000_0000;
 /// The packet's virtual base.
-pub const PACKET_BASE: u64 = 0x8_0000_0000;
+pub const PACKET_BASE: u64 = 0x3000_0000;
 /// Stack bytes per frame (the kernel's `MAX_BPF_STACK`).
 pub const STACK_PER_FRAME: usize = 512;
 /// Call frames, the entry function included (the kernel's `MAX_CALL_FRAMES`).
@@ -38,6 +42,7 @@ pub struct Memory<'a> {
     mem: &'a mut [u8],
     mem_writable: bool,
     packet: &'a mut [u8],
+    maps: &'a mut [Map],
 }
 
 /// Which region an address is in, and where.
@@ -45,6 +50,7 @@ enum Place {
     Stack(usize),
     Mem(usize),
     Packet(usize),
+    Map(usize, usize),
 }
 
 #[inline(always)]
@@ -61,8 +67,19 @@ impl<'a> Memory<'a> {
         mem: &'a mut [u8],
         mem_writable: bool,
         packet: &'a mut [u8],
+        maps: &'a mut [Map],
     ) -> Memory<'a> {
-        Memory { stack, mem, mem_writable, packet }
+        Memory { stack, mem, mem_writable, packet, maps }
+    }
+
+    /// The maps (values at `MAP_BASE + (index << 32)`).
+    pub fn maps(&self) -> &[Map] {
+        self.maps
+    }
+
+    /// The maps, writable.
+    pub fn maps_mut(&mut self) -> &mut [Map] {
+        self.maps
     }
 
     #[inline(always)]
@@ -78,6 +95,14 @@ impl<'a> Memory<'a> {
         if let Some(o) = within(addr, len, PACKET_BASE, self.packet.len()) {
             return Ok(Place::Packet(o));
         }
+        if (MAP_BASE..MAP_HANDLE_BASE).contains(&addr) {
+            let i = ((addr - MAP_BASE) >> 32) as usize;
+            if let Some(m) = self.maps.get(i)
+                && let Some(o) = within(addr, len, MAP_BASE + ((i as u64) << 32), m.byte_len())
+            {
+                return Ok(Place::Map(i, o));
+            }
+        }
         Err(OutOfBounds { addr, len, write })
     }
 
@@ -88,6 +113,7 @@ impl<'a> Memory<'a> {
             Place::Stack(o) => &self.stack[o..o + len],
             Place::Mem(o) => &self.mem[o..o + len],
             Place::Packet(o) => &self.packet[o..o + len],
+            Place::Map(i, o) => &self.maps[i].bytes()[o..o + len],
         })
     }
 
@@ -98,6 +124,7 @@ impl<'a> Memory<'a> {
             Place::Stack(o) => &mut self.stack[o..o + len],
             Place::Mem(o) => &mut self.mem[o..o + len],
             Place::Packet(o) => &mut self.packet[o..o + len],
+            Place::Map(i, o) => &mut self.maps[i].bytes_mut()[o..o + len],
         })
     }
 

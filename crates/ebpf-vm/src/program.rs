@@ -9,6 +9,8 @@
 use sift_ebpf::{CallTarget, DecodeError, EbpfInsn, ImmKind, Insn, Located, decode_program};
 use thiserror::Error;
 
+use crate::maps::{MapDef, MapKind};
+
 /// The most slots a program may have (ubpf's limit; the kernel's is 4096 unprivileged and
 /// 1,000,000 processed instructions privileged).
 pub const MAX_INSNS: usize = 65_536;
@@ -69,6 +71,16 @@ impl Program {
         slots: &[EbpfInsn],
         helper_exists: impl Fn(u32) -> bool,
     ) -> Result<Program, LoadError> {
+        Program::load_with_maps(slots, helper_exists, &[])
+    }
+
+    /// [`Program::load`] for a VM with these maps: `lddw map_fd(i)` / `map_idx(i)` name map
+    /// `i`, `map_value(i, off)` / `map_idx_value(i, off)` a byte of array map `i`'s values.
+    pub fn load_with_maps(
+        slots: &[EbpfInsn],
+        helper_exists: impl Fn(u32) -> bool,
+        maps: &[MapDef],
+    ) -> Result<Program, LoadError> {
         if slots.is_empty() {
             return Err(LoadError::Empty);
         }
@@ -112,11 +124,32 @@ impl Program {
                         format!("kernel function calls (BTF id {btf_id}) are not supported"),
                     ));
                 }
-                Insn::LdImm64 { kind, .. } if kind != ImmKind::Imm => {
-                    return Err(at(
-                        l.index,
-                        format!("lddw {kind:?} needs maps or BTF, not supported yet"),
-                    ));
+                Insn::LdImm64 { kind, imm, .. } if kind != ImmKind::Imm => {
+                    let (i, off) = (imm as u32 as usize, imm >> 32);
+                    let map = maps.get(i);
+                    match kind {
+                        ImmKind::MapFd | ImmKind::MapIdx if map.is_some() && off == 0 => {}
+                        ImmKind::MapValue | ImmKind::MapIdxValue
+                            if map.is_some_and(|m| {
+                                m.kind == MapKind::Array
+                                    && off < u64::from(m.value_size) * u64::from(m.max_entries)
+                            }) => {}
+                        ImmKind::MapFd
+                        | ImmKind::MapIdx
+                        | ImmKind::MapValue
+                        | ImmKind::MapIdxValue => {
+                            return Err(at(
+                                l.index,
+                                format!("lddw {kind:?}: no map {i} (or no offset {off} in it)"),
+                            ));
+                        }
+                        _ => {
+                            return Err(at(
+                                l.index,
+                                format!("lddw {kind:?} needs BTF, not supported yet"),
+                            ));
+                        }
+                    }
                 }
                 Insn::Ja { off: -1, .. } => {
                     return Err(at(l.index, "infinite loop (jump to itself)"));
