@@ -107,3 +107,31 @@ fn exec_is_a_conformance_plugin() {
     }
     assert_eq!(passed, 313);
 }
+
+#[test]
+fn run_xdp_over_a_capture_with_a_map() {
+    let prog = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/xdp_ethertype_count.s");
+    let cap = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/mixed.pcapng");
+    let o = sift(&["ebpf", "run", prog, "-r", cap, "--map", "hash:4:8:64", "--dump-maps"], "");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 35 + 2);
+    assert_eq!(lines.iter().filter(|l| l.ends_with(" XDP_DROP")).count(), 21);
+    // EtherType keys (host order, as the program stored them after be16) and their counts.
+    assert_eq!(
+        lines[35..],
+        ["map 0: 00080000 => 0e00000000000000", "map 0: dd860000 => 1500000000000000"]
+    );
+    assert_eq!(text(&o.stderr), "35 packets: XDP_DROP 21, XDP_PASS 14\n");
+    let o = sift(&["ebpf", "run", prog, "-r", cap, "-c", "2", "--map", "hash:4:8:64"], "");
+    assert_eq!(text(&o.stdout).lines().count(), 2);
+    // Without its map the program is refused, located.
+    let o = sift(&["ebpf", "run", prog, "-r", cap], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).ends_with("instruction 8: lddw MapFd: no map 0 (or no offset 0 in it)\n"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -204,6 +204,13 @@ impl Vm {
         r
     }
 
+    /// Runs as an XDP program on `packet` (read and written in place), `r1` the packet's
+    /// `xdp_md`; returns the verdict ([`context::xdp`](crate::context::xdp)).
+    pub fn run_xdp(&mut self, packet: &mut [u8], ingress_ifindex: u32) -> Result<u64, RunError> {
+        let mut md = crate::context::xdp_md(packet.len(), ingress_ifindex, 0);
+        self.run_with_packet(&mut md, packet)
+    }
+
     fn exec(
         &mut self,
         mem: &mut Memory<'_>,
@@ -598,6 +605,30 @@ mod tests {
             e.unwrap_err().to_string(),
             "instruction 0: lddw MapFd: no map 2 (or no offset 0 in it)"
         );
+    }
+
+    #[test]
+    fn xdp_programs_read_and_write_the_packet_through_xdp_md() {
+        use crate::context::xdp;
+        // Drop IPv6 (EtherType 0x86dd); swap the first two bytes of everything else and pass.
+        let text = "ldxw %r2, [%r1]\nldxw %r3, [%r1+4]\nmov %r4, %r2\nadd %r4, 14\n\
+                    jgt %r4, %r3, pass\nldxh %r5, [%r2+12]\nmov %r0, 1\njeq %r5, 0xdd86, out\n\
+                    ldxb %r5, [%r2]\nldxb %r6, [%r2+1]\nstxb [%r2], %r6\nstxb [%r2+1], %r5\n\
+                    pass:\nmov %r0, 2\nout:\nexit";
+        let mut v = vm(text);
+        let mut ipv6 = [0u8; 60];
+        ipv6[12..14].copy_from_slice(&[0x86, 0xdd]);
+        assert_eq!(v.run_xdp(&mut ipv6, 1), Ok(xdp::DROP));
+        let mut ipv4 = [0u8; 60];
+        ipv4[..2].copy_from_slice(&[1, 2]);
+        ipv4[12..14].copy_from_slice(&[0x08, 0x00]);
+        assert_eq!(v.run_xdp(&mut ipv4, 1), Ok(xdp::PASS));
+        assert_eq!(ipv4[..2], [2, 1]);
+        assert_eq!(v.run_xdp(&mut [0u8; 10], 1), Ok(xdp::PASS));
+        // The context is read-only; a read past data_end faults.
+        assert!(vm("stw [%r1], 0\nexit").run_xdp(&mut [0; 4], 1).is_err());
+        let e = vm("ldxw %r2, [%r1]\nldxb %r0, [%r2+4]\nexit").run_xdp(&mut [0; 4], 1).unwrap_err();
+        assert_eq!(e.to_string(), "instruction 1: out-of-bounds read of 1 bytes at 0x30000004");
     }
 
     #[test]

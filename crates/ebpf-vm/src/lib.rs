@@ -9,6 +9,7 @@
 //!   the structural checks, each refusal located ([`LoadError`]).
 //! * [`memory`]: the regions a run sees (stack, input memory or context, packet) at fixed
 //!   virtual addresses, every access checked ([`Memory`]).
+//! * [`context`]: program contexts (XDP's `xdp_md` over a packet, [`Vm::run_xdp`]).
 //! * [`helpers`]: the helper table the embedder fills ([`Helpers`]) and ubpf's test helpers.
 //! * [`maps`]: array and hash maps with the kernel's flags and errors, and the map helpers.
 //! * [`interp`]: the interpreter ([`Vm`]): bpf-to-bpf calls (8 frames of 512 bytes), helpers,
@@ -16,6 +17,7 @@
 //!   budget; faults are located ([`RunError`]), never panics.
 #![forbid(unsafe_code)]
 
+pub mod context;
 pub mod helpers;
 pub mod interp;
 pub mod maps;
