@@ -194,7 +194,7 @@ impl Vm {
 
     /// Runs with `ctx` as the context (`r1`, read-only) and `packet` as the packet that
     /// legacy packet loads read and that the context's pointers may point into
-    /// ([`PACKET_BASE`](crate::memory::PACKET_BASE)).
+    /// ([`PACKET_BASE`]).
     pub fn run_with_packet(&mut self, ctx: &mut [u8], packet: &mut [u8]) -> Result<u64, RunError> {
         let mut stack = [0u8; STACK_SIZE];
         let mut maps = std::mem::take(&mut self.maps);

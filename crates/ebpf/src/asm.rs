@@ -1,7 +1,7 @@
 //! eBPF in the conformance suite's assembly syntax (`mov32 %r0, 0`, `ldxw %r0, [%r1+4]`,
 //! `lock fetch add [%r10-8], %r1`, `jne %r0, %r1, label`, `call local func`): an assembler
 //! with labels and located errors ([`assemble`], [`AsmError`]) and the printer back
-//! ([`print`]), so that test programs are written, read and round-tripped in one notation.
+//! ([`print()`]), so that test programs are written, read and round-tripped in one notation.
 //!
 //! The syntax is upstream `bpf_conformance`'s (and ubpf's): one instruction per line, `#`
 //! starts a comment, `name:` defines a label, a jump or `call local` target is a label or
@@ -682,7 +682,7 @@ pub fn print(insns: &[Insn]) -> String {
     s
 }
 
-/// Typed instructions without their slot indices (for [`print`]).
+/// Typed instructions without their slot indices (for [`print()`]).
 pub fn strip(located: &[Located]) -> Vec<Insn> {
     located.iter().map(|l| l.insn).collect()
 }
