@@ -16,6 +16,7 @@ mod compile_cmd;
 mod console;
 mod diff_cmd;
 mod dump;
+mod ebpf_cmd;
 mod gen_cmd;
 mod inject_cmd;
 mod live;
@@ -51,6 +52,9 @@ enum Command {
     /// Classic BPF programs by hand: check, run, assemble, disassemble.
     #[command(subcommand)]
     Bpf(bpf_cmd::BpfCommand),
+    /// eBPF programs by hand: run (the conformance plugin protocol), assemble, disassemble.
+    #[command(subcommand)]
+    Ebpf(ebpf_cmd::EbpfCommand),
     /// Run engines side by side on a program and a capture (ns/packet, compile time).
     Bench(bench_cmd::BenchArgs),
     /// Run every engine on an expression over a capture and compare verdicts packet by packet.
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Bpf(cmd)) => bpf_cmd::run(cmd),
+        Some(Command::Ebpf(cmd)) => ebpf_cmd::run(cmd),
         Some(Command::Gen(args)) => gen_cmd::run(args),
         Some(Command::Bench(args)) => bench_cmd::run(args),
         Some(Command::Diff(args)) => diff_cmd::run(args),

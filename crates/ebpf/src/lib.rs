@@ -10,14 +10,25 @@
 //! * [`insn`]: the instruction format of RFC 9669: opcode fields ([`opcode`], named as the RFC
 //!   names them), registers ([`reg`]), one slot ([`EbpfInsn`], with the kernel's 8-byte
 //!   encoding) and a program ([`EbpfProgram`]).
+//! * [`isa`]: every instruction through ISA v4 typed ([`Insn`]), decoded from slots with
+//!   located errors ([`DecodeError`]: unknown opcodes, reserved fields, incomplete `lddw`) and
+//!   encoded back.
+//! * [`asm`]: the conformance suite's assembly syntax: [`asm::assemble`] (labels, located
+//!   [`asm::AsmError`]s) and [`asm::print`].
+//! * [`listing`]: an `llvm-objdump -d`-like listing ([`listing::objdump`]).
+//! * [`datafile`]: the conformance suite's `.data` test files.
 //! * [`text`]: the verifier log's notation ([`Disasm`], and `Display` for a program).
 //! * [`skb`]: the `__sk_buff` context offsets the translation and a test run share.
 //! * [`from_cbpf`]: classic → eBPF for `SCHED_CLS` with classic semantics ([`translate`],
 //!   [`translate_local_exits`], [`TranslateError`]).
 #![forbid(unsafe_code)]
 
+pub mod asm;
+pub mod datafile;
 pub mod from_cbpf;
 pub mod insn;
+pub mod isa;
+pub mod listing;
 pub mod skb;
 pub mod text;
 
@@ -25,4 +36,8 @@ pub use from_cbpf::{
     NET_HEADER, TranslateError, TranslateReason, translate, translate_local_exits,
 };
 pub use insn::{EbpfInsn, EbpfProgram, Reg, opcode, reg};
+pub use isa::{
+    AluOp, AtomicOp, ByteOrder, CallTarget, Cond, DecodeError, DecodeErrorKind, ImmKind, Insn,
+    Located, Operand, Size, Width, decode_bytes, decode_program, encode_program,
+};
 pub use text::Disasm;

@@ -13,6 +13,8 @@ mod changed_input;
 mod copy;
 /// `sift diff` over the libpcap corpus's expressions.
 mod diff;
+/// `sift ebpf` (exec as the conformance plugin, asm, disasm, run).
+mod ebpf;
 /// Filter mistakes: sift's located messages (golden).
 mod errors;
 /// `sift -r X -w A EXPR` against tcpdump, on samples and generated captures.

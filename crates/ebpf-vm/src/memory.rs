@@ -1,0 +1,152 @@
+//! The memory a program sees: a few regions (the stack, the context or input memory, the
+//! packet) at fixed virtual addresses, every access checked against them.
+//!
+//! Pointers in eBPF registers are plain 64-bit numbers, and this crate has no `unsafe`, so the
+//! VM gives each region a virtual base address and translates each access; an access that
+//! falls outside every region (or writes a read-only one) is a fault, never a panic.
+
+use thiserror::Error;
+
+use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
+
+// Stack, memory and packet sit below 4 GiB: an XDP context holds 32-bit packet pointers
+// (`xdp_md.data`), which must be the packet's virtual addresses as they are.
+/// The stack's virtual base: the stack of the deepest frame starts here.
+pub const STACK_BASE: u64 = 0x1000_0000;
+/// The context / input memory's virtual base (`r1` on entry when there is one).
+pub const MEM_BASE: u64 = 0x2000_0000;
+/// The packet's virtual base.
+pub const PACKET_BASE: u64 = 0x3000_0000;
+/// Stack bytes per frame (the kernel's `MAX_BPF_STACK`).
+pub const STACK_PER_FRAME: usize = 512;
+/// Call frames, the entry function included (the kernel's `MAX_CALL_FRAMES`).
+pub const MAX_FRAMES: usize = 8;
+/// The whole stack: every frame's 512 bytes.
+pub const STACK_SIZE: usize = STACK_PER_FRAME * MAX_FRAMES;
+
+/// An access outside every region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[error("out-of-bounds {} of {len} bytes at {addr:#x}", if *.write { "write" } else { "read" })]
+pub struct OutOfBounds {
+    /// The first address.
+    pub addr: u64,
+    /// The access size.
+    pub len: usize,
+    /// Whether it was a write.
+    pub write: bool,
+}
+
+/// The regions of one run.
+pub struct Memory<'a> {
+    stack: &'a mut [u8],
+    mem: &'a mut [u8],
+    mem_writable: bool,
+    packet: &'a mut [u8],
+    maps: &'a mut [Map],
+}
+
+/// Which region an address is in, and where.
+enum Place {
+    Stack(usize),
+    Mem(usize),
+    Packet(usize),
+    Map(usize, usize),
+}
+
+#[inline(always)]
+fn within(addr: u64, len: usize, base: u64, size: usize) -> Option<usize> {
+    let off = addr.wrapping_sub(base);
+    if off <= size as u64 && (len as u64) <= size as u64 - off { Some(off as usize) } else { None }
+}
+
+impl<'a> Memory<'a> {
+    /// The regions: the stack (`STACK_SIZE` bytes), the input memory and the packet (either
+    /// may be empty).
+    pub fn new(
+        stack: &'a mut [u8],
+        mem: &'a mut [u8],
+        mem_writable: bool,
+        packet: &'a mut [u8],
+        maps: &'a mut [Map],
+    ) -> Memory<'a> {
+        Memory { stack, mem, mem_writable, packet, maps }
+    }
+
+    /// The maps (values at `MAP_BASE + (index << 32)`).
+    pub fn maps(&self) -> &[Map] {
+        self.maps
+    }
+
+    /// The maps, writable.
+    pub fn maps_mut(&mut self) -> &mut [Map] {
+        self.maps
+    }
+
+    #[inline(always)]
+    fn place(&self, addr: u64, len: usize, write: bool) -> Result<Place, OutOfBounds> {
+        if let Some(o) = within(addr, len, STACK_BASE, self.stack.len()) {
+            return Ok(Place::Stack(o));
+        }
+        if let Some(o) = within(addr, len, MEM_BASE, self.mem.len())
+            && (!write || self.mem_writable)
+        {
+            return Ok(Place::Mem(o));
+        }
+        if let Some(o) = within(addr, len, PACKET_BASE, self.packet.len()) {
+            return Ok(Place::Packet(o));
+        }
+        if (MAP_BASE..MAP_HANDLE_BASE).contains(&addr) {
+            let i = ((addr - MAP_BASE) >> 32) as usize;
+            if let Some(m) = self.maps.get(i)
+                && let Some(o) = within(addr, len, MAP_BASE + ((i as u64) << 32), m.byte_len())
+            {
+                return Ok(Place::Map(i, o));
+            }
+        }
+        Err(OutOfBounds { addr, len, write })
+    }
+
+    /// The bytes at `addr` (checked).
+    #[inline]
+    pub fn slice(&self, addr: u64, len: usize) -> Result<&[u8], OutOfBounds> {
+        Ok(match self.place(addr, len, false)? {
+            Place::Stack(o) => &self.stack[o..o + len],
+            Place::Mem(o) => &self.mem[o..o + len],
+            Place::Packet(o) => &self.packet[o..o + len],
+            Place::Map(i, o) => &self.maps[i].bytes()[o..o + len],
+        })
+    }
+
+    /// The bytes at `addr`, writable (checked).
+    #[inline]
+    pub fn slice_mut(&mut self, addr: u64, len: usize) -> Result<&mut [u8], OutOfBounds> {
+        Ok(match self.place(addr, len, true)? {
+            Place::Stack(o) => &mut self.stack[o..o + len],
+            Place::Mem(o) => &mut self.mem[o..o + len],
+            Place::Packet(o) => &mut self.packet[o..o + len],
+            Place::Map(i, o) => &mut self.maps[i].bytes_mut()[o..o + len],
+        })
+    }
+
+    /// Reads a little-endian value of `len` (1, 2, 4 or 8) bytes.
+    #[inline(always)]
+    pub fn load(&self, addr: u64, len: usize) -> Result<u64, OutOfBounds> {
+        let s = self.slice(addr, len)?;
+        let mut b = [0u8; 8];
+        b[..len].copy_from_slice(s);
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Writes the low `len` bytes of `value`, little-endian.
+    #[inline(always)]
+    pub fn store(&mut self, addr: u64, len: usize, value: u64) -> Result<(), OutOfBounds> {
+        let s = self.slice_mut(addr, len)?;
+        s.copy_from_slice(&value.to_le_bytes()[..len]);
+        Ok(())
+    }
+
+    /// The packet (empty when the run has none).
+    pub fn packet(&self) -> &[u8] {
+        self.packet
+    }
+}
