@@ -64,6 +64,9 @@ pub fn header_len(kind: u8, len_byte: u8) -> usize {
     }
 }
 
+/// The bytes of an AH header's fixed fields (next header, length, reserved, SPI, sequence).
+pub const AH_FIXED_LEN: usize = 12;
+
 /// One extension header of a known kind (its protocol number, from the header before it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ipv6ExtHeader<T: AsRef<[u8]>> {
@@ -87,11 +90,14 @@ impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
         Ok(h)
     }
 
-    /// The first two bytes, then the whole header as its length says, must fit.
+    /// The first two bytes, then the whole header as its length says, must fit, and at least
+    /// the fixed fields of its kind (an AH header whose length byte says fewer than its 12
+    /// bytes of fixed fields is cut short where they end).
     pub fn check_len(&self) -> Result<()> {
         let data = self.buffer.as_ref();
         need(Header::Ipv6Ext, data, 2)?;
-        need(Header::Ipv6Ext, data, self.header_len())
+        let fixed = if self.kind == ipproto::AH { AH_FIXED_LEN } else { 0 };
+        need(Header::Ipv6Ext, data, self.header_len().max(fixed))
     }
 
     /// The buffer, given back.
