@@ -14,22 +14,11 @@ use sift_ebpf::{EbpfInsn, encode_program, isa::slots_from_bytes};
 use sift_ebpf_vm::{Vm, test_helpers};
 
 fn corpus() -> Option<PathBuf> {
-    let dir = sift_testkit::shared_dir().join("corpus").join("ebpf");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        sift_testkit::oracle_missing("eBPF corpus", format!("{} is missing", dir.display()))
-    }
+    sift_testkit::corpus("ebpf")
 }
 
 fn data_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    v.sort();
-    v
+    sift_ebpf::datafile::data_files(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
 /// What running a test file gave.

@@ -130,6 +130,20 @@ impl DataFile {
     }
 }
 
+/// The `.data` files directly in `dir`, sorted by name (a corpus folder of the conformance
+/// suite or of ubpf's tests).
+pub fn data_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "data") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,22 +10,11 @@ use sift_ebpf::datafile::DataFile;
 use sift_ebpf::{decode_bytes, encode_program};
 
 fn corpus() -> Option<PathBuf> {
-    let dir = sift_testkit::shared_dir().join("corpus").join("ebpf");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        sift_testkit::oracle_missing("eBPF corpus", format!("{} is missing", dir.display()))
-    }
+    sift_testkit::corpus("ebpf")
 }
 
 fn data_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    v.sort();
-    v
+    sift_ebpf::datafile::data_files(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
 /// The file's program text (`-- asm`, or the file named by `-- asm @ FILE`).

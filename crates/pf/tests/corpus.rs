@@ -28,12 +28,7 @@ fn numbers(spec: &str) -> Vec<u32> {
 }
 
 fn corpus() -> Option<PathBuf> {
-    let dir = sift_testkit::shared_dir().join("corpus/pf/pfctl");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        sift_testkit::oracle_missing("pf corpus", format!("{} is missing", dir.display()))
-    }
+    sift_testkit::corpus("pf/pfctl")
 }
 
 fn read(dir: &Path, name: &str) -> String {

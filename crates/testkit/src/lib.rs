@@ -74,15 +74,20 @@ pub fn shared_dir() -> PathBuf {
     workspace_root().join("..").join("shared")
 }
 
-/// The libpcap corpus directory (`../shared/corpus/libpcap`), applying the skip/require policy
-/// when it is missing.
-pub fn libpcap_corpus() -> Option<PathBuf> {
-    let dir = shared_dir().join("corpus").join("libpcap");
+/// A reference corpus directory, `../shared/corpus/NAME` (`libpcap`, `tcpdump`, `pf/pfctl`,
+/// `ebpf`, …), applying the skip/require policy when it is missing.
+pub fn corpus(name: &str) -> Option<PathBuf> {
+    let dir = shared_dir().join("corpus").join(name);
     if dir.is_dir() {
         Some(dir)
     } else {
-        oracle_missing("libpcap corpus", format!("{} is missing", dir.display()))
+        oracle_missing(&format!("{name} corpus"), format!("{} is missing", dir.display()))
     }
+}
+
+/// The libpcap corpus directory (`../shared/corpus/libpcap`): [`corpus`]`("libpcap")`.
+pub fn libpcap_corpus() -> Option<PathBuf> {
+    corpus("libpcap")
 }
 
 /// Compares `actual` with the golden file at `path`; with `BLESS=1` rewrites the file instead.
