@@ -37,6 +37,10 @@ pub const MAX_PACKET: usize = 3712;
 
 /// The Ethernet header a test run needs in front of everything.
 const ETH_HLEN: usize = 14;
+/// The verifier log buffer asked for after a refusal. The kernel keeps the log's tail (where
+/// the reason is) when it does not fit.
+const LOG_SIZE: usize = 4 << 20;
+
 /// `GSO_LEGACY_MAX_SIZE`: the largest wire length the context may carry.
 const MAX_WIRE_LEN: u32 = 65536;
 
@@ -54,7 +58,7 @@ pub enum EbpfError {
     Rejected {
         /// The error `BPF_PROG_LOAD` returned.
         errno: io::Error,
-        /// The verifier log (level 1).
+        /// The verifier log (level 1); its tail when it was longer than the buffer.
         log: String,
     },
 }
@@ -79,23 +83,33 @@ impl KernelEbpf {
 
     /// Loads an eBPF program meant to run as `SCHED_CLS` (normally one from
     /// [`sift_ebpf::translate`]).
+    ///
+    /// A refusal is confirmed before it is reported: the program is loaded again with the
+    /// verifier's log, and when that load fails only because the log did not fit (`ENOSPC`:
+    /// the verifier finished but its log was longer than the buffer) or succeeds, the first
+    /// failure was not the verifier's word on the program, so it is loaded once more without
+    /// a log. [`EbpfError::Rejected`] carries the first error and the log's tail.
     pub fn load(program: EbpfProgram) -> Result<KernelEbpf, EbpfError> {
         let bytes = program.to_bytes();
-        match bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, None) {
+        let errno = match bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, None) {
+            Ok(fd) => return Ok(KernelEbpf { fd, program }),
+            Err(e) if bpf::is_unavailable(&e) => return Err(EbpfError::Unavailable(e)),
+            Err(errno) => errno,
+        };
+        // Load again to get the verifier's log (costly, so only on failure).
+        let mut log = vec![0u8; LOG_SIZE];
+        let again = bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, Some(&mut log));
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let log = String::from_utf8_lossy(&log[..end]).into_owned();
+        match again {
             Ok(fd) => Ok(KernelEbpf { fd, program }),
-            Err(e) if bpf::is_unavailable(&e) => Err(EbpfError::Unavailable(e)),
-            Err(errno) => {
-                // Load again to get the verifier's log (costly, so only on failure).
-                let mut log = vec![0u8; 4 << 20];
-                let again = bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, Some(&mut log));
-                let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-                let log = String::from_utf8_lossy(&log[..end]).into_owned();
-                match again {
-                    // Loading succeeded the second time: odd, but usable.
+            Err(e) if bpf::is_log_truncated(&e) => {
+                match bpf::prog_load(BPF_PROG_TYPE_SCHED_CLS, &bytes, None) {
                     Ok(fd) => Ok(KernelEbpf { fd, program }),
                     Err(_) => Err(EbpfError::Rejected { errno, log }),
                 }
             }
+            Err(_) => Err(EbpfError::Rejected { errno, log }),
         }
     }
 

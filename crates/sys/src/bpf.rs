@@ -97,7 +97,8 @@ pub const PROG_LOAD_ATTEMPTS: u32 = 5;
 /// verifier's log (level 1) is written into it, NUL-terminated (loading with a log is slower:
 /// ask for it after a refusal). The verifier gives up with `EAGAIN` when a signal reaches the
 /// process while it works (another thread's timer, a child ending); like libbpf, the load is
-/// tried again, up to [`PROG_LOAD_ATTEMPTS`] times in all.
+/// tried again, up to [`PROG_LOAD_ATTEMPTS`] times in all. `ENOMEM` is tried again the same
+/// number of times, after 8, 32, 128 and 512 ms.
 pub fn prog_load(prog_type: u32, insns: &[u8], log: Option<&mut [u8]>) -> io::Result<OwnedFd> {
     const LICENSE: &[u8] = b"GPL\0";
     let mut attr = ProgLoadAttr {
@@ -117,6 +118,12 @@ pub fn prog_load(prog_type: u32, insns: &[u8], log: Option<&mut [u8]>) -> io::Re
     let fd = loop {
         match bpf(BPF_PROG_LOAD, &mut attr) {
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && attempts < PROG_LOAD_ATTEMPTS => {
+                attempts += 1;
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOMEM) && attempts < PROG_LOAD_ATTEMPTS => {
+                // Closed programs are freed after an RCU grace period, so a process that loads
+                // and drops many large programs can find its memory cgroup full for a moment.
+                std::thread::sleep(std::time::Duration::from_millis(2 << (2 * attempts)));
                 attempts += 1;
             }
             other => break other?,
@@ -157,6 +164,13 @@ pub fn prog_test_run(prog: impl AsFd, data: &[u8], ctx: &[u8], repeat: u32) -> i
 /// `bpf(2)`). Not `EACCES`, which is the verifier refusing an access.
 pub fn is_unavailable(err: &io::Error) -> bool {
     matches!(err.raw_os_error(), Some(libc::EPERM) | Some(libc::ENOSYS))
+}
+
+/// Whether an error from [`prog_load`] with a log is `ENOSPC`: the log was longer than its
+/// buffer (the kernel keeps its tail). Since Linux 6.4 the verifier finishes first, so the
+/// program itself may be fine.
+pub fn is_log_truncated(err: &io::Error) -> bool {
+    err.raw_os_error() == Some(libc::ENOSPC)
 }
 
 #[cfg(test)]

@@ -71,7 +71,12 @@ fn every_corpus_program_passes_the_verifier_and_agrees() {
                     if too_complex && case.expr.contains("protochain") {
                         too_big.push(case.name.clone());
                     } else {
-                        rejected.push(format!("{} (optimize {optimize}): {e}", case.name));
+                        rejected.push(format!(
+                            "{} `{}` (optimize {optimize}): {}",
+                            case.name,
+                            case.expr,
+                            short(&e)
+                        ));
                     }
                     continue;
                 }
@@ -106,4 +111,17 @@ fn every_corpus_program_passes_the_verifier_and_agrees() {
     assert!(rejected.is_empty(), "the verifier refused:\n{}", rejected.join("\n"));
     assert!(wrong.is_empty(), "verdicts differ:\n{}", wrong.join("\n"));
     assert!(loaded > 3000, "only {loaded} programs loaded");
+}
+
+/// The error in a few lines: the errno and the last lines of the verifier's log (where the
+/// kernel says why), not the whole log of a 10,000-instruction program.
+fn short(e: &EbpfError) -> String {
+    match e {
+        EbpfError::Rejected { errno, log } => {
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(8)..].join("\n    ");
+            format!("{errno}; {} log lines, ending:\n    {tail}", lines.len())
+        }
+        other => other.to_string(),
+    }
 }
