@@ -229,9 +229,21 @@ struct Source {
     span: Span,
 }
 
+/// What one [`Lexer::raw`] call did, so that [`Lexer::unget`] can undo it exactly (pfctl's
+/// `lungetc`): characters given back after a macro's value ran out go back into that value,
+/// never into the text before the macro's reference.
+enum Read {
+    /// A character taken from the top source.
+    Char,
+    /// An exhausted macro value dropped from the stack on the way to the next character.
+    Popped(Source),
+}
+
 /// The lexer over one file, expanding macros from `macros` as pfctl does.
 pub struct Lexer {
     stack: Vec<Source>,
+    /// The reads of the current token, newest last (cleared when a token starts).
+    reads: Vec<Read>,
     file_len: u32,
     /// pfctl's `file->lineno`.
     pub line: u32,
@@ -251,6 +263,7 @@ impl Lexer {
         }
         Lexer {
             stack: vec![Source { chars, pos: 0, offsets: Some(offsets), span: Span::default() }],
+            reads: Vec::new(),
             file_len: text.len() as u32,
             line: first_line,
             eof_reached: false,
@@ -284,22 +297,28 @@ impl Lexer {
             if top.pos < top.chars.len() {
                 let c = top.chars[top.pos];
                 top.pos += 1;
+                self.reads.push(Read::Char);
                 return Some(c);
             }
             if self.stack.len() == 1 {
                 return None;
             }
-            self.stack.pop();
+            let done = self.stack.pop().expect("more than one level");
+            self.reads.push(Read::Popped(done));
         }
     }
 
+    /// Gives back the last character [`Lexer::raw`] returned in this token.
     fn unget(&mut self) {
-        // Only ever called right after a successful `raw` on the same level or after the level
-        // below was exhausted; step back on the topmost level that has consumed something.
-        for s in self.stack.iter_mut().rev() {
-            if s.pos > 0 {
-                s.pos -= 1;
-                return;
+        while let Some(read) = self.reads.pop() {
+            match read {
+                Read::Popped(source) => self.stack.push(source),
+                Read::Char => {
+                    if let Some(top) = self.stack.last_mut() {
+                        top.pos -= 1;
+                    }
+                    return;
+                }
             }
         }
     }
@@ -358,6 +377,7 @@ impl Lexer {
     /// pfctl returns its ERROR token (which here reads as a newline so the parser resyncs).
     pub fn next_token(&mut self, macros: &crate::parse::Macros) -> Token {
         'top: loop {
+            self.reads.clear();
             let mut c;
             loop {
                 c = self.getc();

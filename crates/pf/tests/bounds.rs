@@ -120,3 +120,21 @@ fn non_ascii_text_is_an_error_not_a_panic() {
     let out = run("pass label \"é ü\"\n");
     assert_eq!(out.stdout, "pass all flags S/SA label \"é ü\"\n");
 }
+
+/// A macro's value that reads as the start of a number but is followed (after the value ends)
+/// by a character that cannot end one: the digits are given back into the value, not into the
+/// text before `$name` (which once re-read the reference forever). Found by the `pf_parse`
+/// fuzz target.
+#[test]
+fn digits_given_back_after_a_macro_stay_in_it() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let hang = "_=00000002000000245000321200!23245l=$_|";
+        let port = "n = 123\npass in from any port $n|\n";
+        tx.send((run(hang), run(port))).unwrap();
+    });
+    let (hang, port) = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("a hang");
+    stderr_has(&hang, "stdin:1: syntax error");
+    // pfctl reads `123|` as one string after the number fails to end.
+    stderr_has(&port, "unknown port 123|");
+}
