@@ -18,6 +18,8 @@
 //! * [`listing`]: an `llvm-objdump -d`-like listing ([`listing::objdump`]).
 //! * [`datafile`]: the conformance suite's `.data` test files.
 //! * [`text`]: the verifier log's notation ([`Disasm`], and `Display` for a program).
+//! * [`helper_ids`]: the kernel's helper numbers and names ([`helper_name`], [`helper_id`]).
+//! * [`map_type`]: the kernel's map types ([`MapType`]) and a declared map ([`MapSpec`]).
 //! * [`skb`]: the `__sk_buff` context offsets the translation and a test run share.
 //! * [`from_cbpf`]: classic → eBPF for `SCHED_CLS` with classic semantics ([`translate`],
 //!   [`translate_local_exits`], [`TranslateError`]).
@@ -26,18 +28,22 @@
 pub mod asm;
 pub mod datafile;
 pub mod from_cbpf;
+pub mod helper_ids;
 pub mod insn;
 pub mod isa;
 pub mod listing;
+pub mod map_type;
 pub mod skb;
 pub mod text;
 
 pub use from_cbpf::{
     NET_HEADER, TranslateError, TranslateReason, translate, translate_local_exits,
 };
+pub use helper_ids::{helper_id, helper_name};
 pub use insn::{EbpfInsn, EbpfProgram, Reg, opcode, reg};
 pub use isa::{
     AluOp, AtomicOp, ByteOrder, CallTarget, Cond, DecodeError, DecodeErrorKind, ImmKind, Insn,
     Located, Operand, Size, Width, decode_bytes, decode_program, encode_program,
 };
+pub use map_type::{MapSpec, MapType};
 pub use text::Disasm;
