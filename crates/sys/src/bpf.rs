@@ -13,6 +13,8 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 pub const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
 /// `BPF_PROG_TYPE_SCHED_CLS` (tc classifier).
 pub const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
+/// `BPF_PROG_TYPE_XDP`.
+pub const BPF_PROG_TYPE_XDP: u32 = 6;
 
 /// `BPF_PROG_LOAD`.
 const BPF_PROG_LOAD: libc::c_long = 5;
@@ -157,6 +159,37 @@ pub fn prog_test_run(prog: impl AsFd, data: &[u8], ctx: &[u8], repeat: u32) -> i
     };
     bpf(BPF_PROG_TEST_RUN, &mut attr)?;
     Ok(TestRun { retval: attr.retval, duration_ns: attr.duration })
+}
+
+/// What a `BPF_PROG_TEST_RUN` with an output buffer reports: the run, and how many bytes of
+/// the packet as the program left it were written to the buffer (the kernel's
+/// `data_size_out`; larger than the buffer when it did not fit, the call then failing with
+/// `ENOSPC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TestRunOut {
+    /// The return value and time.
+    pub run: TestRun,
+    /// The output packet's length.
+    pub data_len: usize,
+}
+
+/// `BPF_PROG_TEST_RUN` of a loaded program once on `data` with the kernel's default context,
+/// the packet as the program left it written into `out`.
+pub fn prog_test_run_out(prog: impl AsFd, data: &[u8], out: &mut [u8]) -> io::Result<TestRunOut> {
+    let mut attr = TestRunAttr {
+        prog_fd: prog.as_fd().as_raw_fd() as u32,
+        data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
+        data_in: data.as_ptr() as u64,
+        data_size_out: u32::try_from(out.len()).unwrap_or(u32::MAX),
+        data_out: out.as_mut_ptr() as u64,
+        repeat: 1,
+        ..TestRunAttr::default()
+    };
+    bpf(BPF_PROG_TEST_RUN, &mut attr)?;
+    Ok(TestRunOut {
+        run: TestRun { retval: attr.retval, duration_ns: attr.duration },
+        data_len: attr.data_size_out as usize,
+    })
 }
 
 /// Whether an error from [`prog_load`] means the kernel cannot be asked at all rather than a

@@ -3,6 +3,7 @@
 //! One test binary for the crate (each module was a binary of its own): CI links once.
 
 mod corpus_verifier;
+mod ebpf_random;
 mod ebpf_testrun;
 mod protochain;
 mod veth_socket_filter;
