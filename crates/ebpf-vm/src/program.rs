@@ -6,7 +6,9 @@
 //! This is not the verifier (no register types or bounds): memory safety in this version comes
 //! from the interpreter's checked accesses.
 
-use sift_ebpf::{CallTarget, DecodeError, EbpfInsn, ImmKind, Insn, Located, decode_program};
+use sift_ebpf::{
+    CallTarget, DecodeError, EbpfInsn, ImmKind, Insn, IsaVersion, Located, decode_program,
+};
 use thiserror::Error;
 
 use crate::maps::{MapDef, MapKind};
@@ -211,6 +213,22 @@ impl Program {
     pub fn functions(&self) -> &[usize] {
         &self.functions
     }
+
+    /// Refuses, at its slot, the first instruction that instruction-set version `max` does not
+    /// have (a program for a target that predates v4's `sdiv` or `gotol`, as ubpf does).
+    pub fn check_isa(&self, max: IsaVersion) -> Result<(), LoadError> {
+        match self.insns.iter().find(|l| l.insn.isa_version() > max) {
+            Some(l) => Err(at(
+                l.index,
+                format!(
+                    "instruction needs ISA v{}, the target has v{}",
+                    l.insn.isa_version() as u8,
+                    max as u8
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -247,5 +265,19 @@ mod tests {
             "instruction 0: function does not end with exit or an unconditional jump"
         );
         assert!(load("mov %r0, 0\ncall local f\nexit\nf:\nexit").is_ok());
+    }
+
+    #[test]
+    fn isa_versions_are_checked_on_request() {
+        let p = load("mov %r0, 1\njlt %r0, 2, +1\nsdiv %r0, 3\nexit").unwrap();
+        assert_eq!(
+            p.check_isa(IsaVersion::V1).unwrap_err().to_string(),
+            "instruction 1: instruction needs ISA v2, the target has v1"
+        );
+        assert_eq!(
+            p.check_isa(IsaVersion::V3).unwrap_err().to_string(),
+            "instruction 2: instruction needs ISA v4, the target has v3"
+        );
+        assert!(p.check_isa(IsaVersion::V4).is_ok());
     }
 }

@@ -43,7 +43,7 @@ pub use helper_ids::{helper_id, helper_name};
 pub use insn::{EbpfInsn, EbpfProgram, Reg, opcode, reg};
 pub use isa::{
     AluOp, AtomicOp, ByteOrder, CallTarget, Cond, DecodeError, DecodeErrorKind, ImmKind, Insn,
-    Located, Operand, Size, Width, decode_bytes, decode_program, encode_program,
+    IsaVersion, Located, Operand, Size, Width, decode_bytes, decode_program, encode_program,
 };
 pub use map_type::{MapSpec, MapType};
 pub use text::Disasm;
