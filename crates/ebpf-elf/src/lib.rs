@@ -256,3 +256,53 @@ pub enum ElfError {
     #[error("several programs; choose one with its section: {0}")]
     SeveralPrograms(String),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_names_give_libbpf_program_types() {
+        for (name, t) in [
+            ("xdp", Some(ProgType::Xdp)),
+            ("xdp/lb", Some(ProgType::Xdp)),
+            ("xdp.frags", Some(ProgType::Xdp)),
+            ("xdpfoo", None),
+            ("tc", Some(ProgType::SchedCls)),
+            ("tc/ingress", Some(ProgType::SchedCls)),
+            ("tcx/egress", Some(ProgType::SchedCls)),
+            ("classifier", Some(ProgType::SchedCls)),
+            ("classifier/x", Some(ProgType::SchedCls)),
+            ("socket", Some(ProgType::SocketFilter)),
+            ("socket/1", Some(ProgType::SocketFilter)),
+            ("kprobe/x", None),
+            (".text", None),
+        ] {
+            assert_eq!(ProgType::from_section(name), t, "{name}");
+        }
+        assert_eq!(ProgType::Xdp.number(), 6);
+        assert_eq!(ProgType::SchedCls.number(), 3);
+    }
+
+    #[test]
+    fn short_and_foreign_headers_are_refused() {
+        assert_eq!(
+            Object::parse(b"\x7fELF").unwrap_err().to_string(),
+            "ELF header: not enough data for an ELF header (4 bytes of 64)"
+        );
+        let mut h = [0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 2;
+        h[5] = 1;
+        h[6] = 1;
+        h[16] = 1;
+        h[18] = 62; // EM_X86_64
+        assert_eq!(
+            Object::parse(&h).unwrap_err().to_string(),
+            "ELF header: wrong machine 62, expected BPF (247) or none"
+        );
+        h[18] = 247;
+        // No sections at all: nothing to run.
+        assert_eq!(Object::parse(&h).unwrap_err(), ElfError::NoProgram);
+    }
+}

@@ -150,6 +150,19 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
     let symbols: Syms<'_> =
         l.sections.symbols(LE, data, elf::SHT_SYMTAB).map_err(|e| malformed("symbol table", e))?;
 
+    // Symbols by section, and the relocation section of each section, found once.
+    let mut symbols_of: HashMap<usize, Vec<&elf::Sym64<LE>>> = HashMap::new();
+    for sym in symbols.iter() {
+        symbols_of.entry(usize::from(sym.st_shndx(LE))).or_default().push(sym);
+    }
+    let mut rel_of: HashMap<usize, usize> = HashMap::new();
+    for (i, s) in l.sections.enumerate() {
+        if s.sh_type(LE) == elf::SHT_REL {
+            rel_of.entry(s.sh_info(LE) as usize).or_insert(i.0);
+        }
+    }
+    let in_section = |sec: usize| symbols_of.get(&sec).map(Vec::as_slice).unwrap_or_default();
+
     // Sections by role.
     let mut code_sections = Vec::new();
     let mut text = None;
@@ -203,11 +216,8 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
     let mut map_at: HashMap<(usize, u64), usize> = HashMap::new();
     let section_symbols = |sec: usize| -> Result<Vec<(u64, String)>, ElfError> {
         let mut v = Vec::new();
-        for sym in symbols.iter() {
-            if usize::from(sym.st_shndx(LE)) == sec
-                && sym.st_type() != elf::STT_SECTION
-                && sym.st_name(LE) != 0
-            {
+        for &sym in in_section(sec) {
+            if sym.st_type() != elf::STT_SECTION && sym.st_name(LE) != 0 {
                 let n = symbols.symbol_name(LE, sym).map_err(|e| malformed("symbol name", e))?;
                 v.push((sym.st_value(LE), String::from_utf8_lossy(n).into_owned()));
             }
@@ -269,7 +279,7 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
                 maps.push(spec);
             }
         }
-        if let Some(rel) = relocation_section_for(&l, sec) {
+        if let Some(rel) = rel_of.get(&sec).copied() {
             return Err(l.section_err(
                 rel,
                 "relocations of .maps (map-in-map or program array initial values) are not supported yet",
@@ -331,8 +341,8 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
             .map(|c| EbpfInsn::decode([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect();
         let mut functions = Vec::new();
-        for sym in symbols.iter() {
-            if usize::from(sym.st_shndx(LE)) == sec && sym.st_type() == elf::STT_FUNC {
+        for &sym in in_section(sec) {
+            if sym.st_type() == elf::STT_FUNC {
                 let name = symbols.symbol_name(LE, sym).map_err(|e| malformed("symbol name", e))?;
                 let name = String::from_utf8_lossy(name).into_owned();
                 let (value, size) = (sym.st_value(LE), sym.st_size(LE));
@@ -352,7 +362,7 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
         }
         functions.sort();
         let mut relocs = BTreeMap::new();
-        if let Some(rel) = relocation_section_for(&l, sec) {
+        if let Some(rel) = rel_of.get(&sec).copied() {
             if Some(l.shdr(rel)?.sh_link(LE) as usize) != symtab_index {
                 return Err(l.section_err(
                     rel,
@@ -396,13 +406,9 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
     for &(sec, prog_type) in &code_sections {
         let c = &code[&sec];
         let entries: Vec<(usize, usize, String)> = {
-            let globals: Vec<_> = symbols
+            let globals: std::collections::HashSet<u64> = in_section(sec)
                 .iter()
-                .filter(|s| {
-                    usize::from(s.st_shndx(LE)) == sec
-                        && s.st_type() == elf::STT_FUNC
-                        && s.st_bind() != elf::STB_LOCAL
-                })
+                .filter(|s| s.st_type() == elf::STT_FUNC && s.st_bind() != elf::STB_LOCAL)
                 .map(|s| s.st_value(LE) / 8)
                 .collect();
             let v: Vec<_> =
@@ -415,14 +421,6 @@ pub(crate) fn load(data: &[u8], helper: &dyn Fn(&str) -> Option<u32>) -> Result<
         }
     }
     Ok(Object { programs, maps, license })
-}
-
-/// The `SHT_REL` section that applies to section `sec`.
-fn relocation_section_for(l: &Loader<'_>, sec: usize) -> Option<usize> {
-    l.sections
-        .enumerate()
-        .find(|(_, s)| s.sh_type(LE) == elf::SHT_REL && s.sh_info(LE) as usize == sec)
-        .map(|(i, _)| i.0)
 }
 
 /// A BTF-defined map's spec from its variable's type.
@@ -515,7 +513,7 @@ fn link(
                                 out[here].imm = m as i32;
                             }
                             Some(Target::Data(m)) => {
-                                let off = i64::from(insn.imm) + value as i64;
+                                let off = i64::from(insn.imm).wrapping_add(value as i64);
                                 if off < 0 || off >= i64::from(maps[m].value_size) {
                                     return Err(at_err(
                                         i,
