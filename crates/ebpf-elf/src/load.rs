@@ -571,6 +571,9 @@ fn link(
                     }
                     t => return Err(at_err(i, format!("bad relocation type {t} ({name})"))),
                 }
+            } else if insn.code == LDDW && insn.src != 0 {
+                // A pseudo `lddw` (map, global, BTF id) says what it loads by its relocation.
+                return Err(at_err(i, format!("lddw with src_reg {} and no relocation", insn.src)));
             } else if insn.code == CALL && insn.src == PSEUDO_CALL {
                 call_target = Some((sec, i as i64 + i64::from(insn.imm) + 1));
             }

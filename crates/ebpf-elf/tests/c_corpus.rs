@@ -516,6 +516,26 @@ fn unsupported_objects_are_refused_by_name() {
 }
 
 #[test]
+fn pseudo_lddw_without_relocation_is_refused() {
+    // Found by the fuzz target: an `lddw` whose src_reg says "map" with no relocation to say
+    // which map named an index past the object's maps.
+    let dir = tempfile::tempdir().unwrap();
+    let source = "SEC(\"xdp\") int f(struct xdp_md *c) {\n\
+                  volatile long x = 0x1122334455667788; return x != 0; }";
+    let Some(mut bytes) = compile_text("lddw", source, dir.path()) else { return };
+    assert!(Object::parse(&bytes).is_ok());
+    let at = bytes
+        .windows(8)
+        .position(|w| w[0] == 0x18 && w[4..] == [0x88, 0x77, 0x66, 0x55])
+        .expect("the lddw");
+    bytes[at + 1] |= 0x10;
+    assert_eq!(
+        Object::parse(&bytes).unwrap_err().to_string(),
+        "section xdp, instruction 0: lddw with src_reg 1 and no relocation"
+    );
+}
+
+#[test]
 fn damaged_objects_are_refused_without_panics() {
     // Every prefix of a corpus object, and the object with bytes overwritten one at a time:
     // each parses or is refused (the fuzz target `ebpf_elf` explores further).
