@@ -90,7 +90,10 @@ const EXPECTED: &[(&str, &[Prog], &[MapRow], bool)] = &[
     (
         "ringbuf_log",
         &[("xdp", "xdp_log", ProgType::Xdp)],
-        &[("events", MapType::Ringbuf, 0, 0, 4096, 0, b"")],
+        &[
+            ("events", MapType::Ringbuf, 0, 0, 4096, 0, b""),
+            (".rodata.str1.1", MapType::Array, 4, 5, 1, BPF_F_RDONLY_PROG, b"?ITU\0"),
+        ],
         false,
     ),
     (

@@ -1,5 +1,6 @@
-/* A ring-buffer logger: every IPv4 packet's addresses, protocol and length go to a ring
- * buffer as an event; all packets pass. */
+/* A ring-buffer logger: every IPv4 packet's addresses, protocol, a letter for it (from a
+ * string literal: `.rodata.str1.1`) and length go to a ring buffer as an event; all packets
+ * pass. */
 #include "sift_bpf.h"
 
 struct event {
@@ -7,7 +8,8 @@ struct event {
 	__u32 daddr;
 	__u32 len;
 	__u8 protocol;
-	__u8 pad[3];
+	char letter;
+	__u8 pad[2];
 };
 
 struct {
@@ -29,6 +31,7 @@ int xdp_log(struct xdp_md *ctx)
 		.daddr = ip->daddr,
 		.len = (__u32)(end - data),
 		.protocol = ip->protocol,
+		.letter = "?ITU"[(ip->protocol == 1) + 2 * (ip->protocol == 6) + 3 * (ip->protocol == 17)],
 	};
 	bpf_ringbuf_output(&events, &e, sizeof(e), 0);
 	return XDP_PASS;
