@@ -32,8 +32,9 @@
 //! * The `license` section's string.
 //!
 //! Everything else is refused with a located [`ElfError`]: CO-RE relocations (`.BTF.ext`
-//! field relocations, "not supported yet" with the relocation named), relocation types and
-//! instructions they do not fit, truncated or out-of-range sections, symbols, names and
+//! field relocations, "not supported yet" with the relocation named), externs (`.kconfig`,
+//! ksyms) and function addresses, relocation types and instructions they do not fit, a pseudo
+//! `lddw` without a relocation, truncated or out-of-range sections, symbols, names and
 //! offsets. Nothing panics on any input (the `ebpf_elf` fuzz target checks).
 #![forbid(unsafe_code)]
 
