@@ -412,16 +412,19 @@ fn corpus_runs_like_the_kernel() {
             let mut actions = std::collections::BTreeMap::new();
             let mut refused = 0;
             for (i, pkt) in packets.iter().enumerate() {
-                let (k_ret, k_out) =
-                    match sift_sys::bpf::prog_test_run_out(&kernel.prog, pkt, &[], 256) {
-                        Ok(r) => r,
-                        // A test run of an skb refuses an IPv4 packet shorter than its header.
-                        Err(e) if e.raw_os_error() == Some(22) && p.prog_type != ProgType::Xdp => {
-                            refused += 1;
-                            continue;
-                        }
-                        Err(e) => panic!("{name}/{}: packet {i}: {e}", p.name),
-                    };
+                let mut k_out = vec![0u8; pkt.len() + 256];
+                let k_ret = match sift_sys::bpf::prog_test_run_out(&kernel.prog, pkt, &mut k_out) {
+                    Ok(r) => {
+                        k_out.truncate(r.data_len);
+                        r.run.retval
+                    }
+                    // A test run of an skb refuses an IPv4 packet shorter than its header.
+                    Err(e) if e.raw_os_error() == Some(22) && p.prog_type != ProgType::Xdp => {
+                        refused += 1;
+                        continue;
+                    }
+                    Err(e) => panic!("{name}/{}: packet {i}: {e}", p.name),
+                };
                 *actions.entry(k_ret).or_insert(0) += 1;
                 let Some(vm) = vm.as_mut() else { continue };
                 let mut v_out = pkt.clone();

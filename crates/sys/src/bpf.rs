@@ -206,8 +206,8 @@ pub fn is_log_truncated(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::ENOSPC)
 }
 
-// Maps (`BPF_MAP_CREATE`, element lookup, update and iteration) and a test run that returns
-// the output packet: what running an ELF object's programs in the kernel needs (sift-ebpf-elf's
+// Maps (`BPF_MAP_CREATE`, element lookup, update and iteration) and a program load with the
+// object's license: what running an ELF object's programs in the kernel needs (sift-ebpf-elf's
 // C corpus compares sift's VM with the kernel on programs, packets and map contents).
 
 /// `BPF_MAP_CREATE`.
@@ -349,31 +349,6 @@ pub fn prog_load_licensed(prog_type: u32, insns: &[u8], license: &str) -> io::Re
     let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
     // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
     unsafe { crate::owned_fd(fd) }
-}
-
-/// `BPF_PROG_TEST_RUN` once on `data`, with the packet as the program left it: the return
-/// value and the output packet (at most `data.len() + headroom` bytes).
-pub fn prog_test_run_out(
-    prog: impl AsFd,
-    data: &[u8],
-    ctx: &[u8],
-    headroom: usize,
-) -> io::Result<(u32, Vec<u8>)> {
-    let mut out = vec![0u8; data.len() + headroom];
-    let mut attr = TestRunAttr {
-        prog_fd: prog.as_fd().as_raw_fd() as u32,
-        data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
-        data_in: data.as_ptr() as u64,
-        data_size_out: u32::try_from(out.len()).unwrap_or(u32::MAX),
-        data_out: out.as_mut_ptr() as u64,
-        repeat: 1,
-        ctx_size_in: u32::try_from(ctx.len()).unwrap_or(u32::MAX),
-        ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
-        ..TestRunAttr::default()
-    };
-    bpf(BPF_PROG_TEST_RUN, &mut attr)?;
-    out.truncate(attr.data_size_out as usize);
-    Ok((attr.retval, out))
 }
 
 #[cfg(test)]
