@@ -2,6 +2,10 @@
 //! conformance suite's plugins do, `asm` assembles the suite's syntax, `disasm` lists a
 //! program as `llvm-objdump -d` does.
 //!
+//! `run` runs a program over a capture: an ELF object as `clang -target bpf` writes it (its
+//! program chosen by `--section`, its maps created from the object, `sift-ebpf-elf`), or a
+//! program in assembly or hex with maps from `--map`.
+//!
 //! The conformance plugin protocol (upstream `bpf_conformance`): the program arrives on
 //! standard input as hex bytes, the memory as the first argument (hex bytes; absent when there
 //! is none), and the plugin prints `r0` in hex; a refused program prints the reason on
@@ -17,9 +21,11 @@ use sift_ebpf::asm::{assemble, print};
 use sift_ebpf::datafile::parse_hex_bytes;
 use sift_ebpf::isa::{decode_program, slots_from_bytes};
 use sift_ebpf::listing::objdump;
-use sift_ebpf::{EbpfInsn, encode_program};
+use sift_ebpf::{EbpfInsn, MapSpec, MapType, encode_program};
+use sift_ebpf_elf::{Object, ProgType};
 use sift_ebpf_vm::context::xdp;
 use sift_ebpf_vm::{Helpers, Map, MapDef, MapKind, Vm, register_map_helpers, test_helpers};
+use sift_pcap::Precision;
 
 use crate::console::{errln, outln};
 
@@ -51,24 +57,35 @@ pub enum EbpfCommand {
         #[arg(long, value_enum, default_value_t = AsmFormat::Words)]
         format: AsmFormat,
     },
-    /// Run an XDP program over a capture: one line per packet, `INDEX ACTION`
-    /// (`XDP_PASS`, `XDP_DROP`, …), then the count of each action on standard error.
+    /// Run a program over a capture: one line per packet, `INDEX ACTION` (`XDP_PASS`,
+    /// `XDP_DROP`…; `TC_ACT_OK`, `TC_ACT_SHOT`…; a socket filter's `KEEP N` or `DROP`), then the
+    /// count of each action on standard error.
     Run {
-        /// The program: assembly in the conformance syntax, hex bytes or words, or a binary
-        /// image.
+        /// The program: an ELF object (`clang -O2 -g -target bpf -c`), or assembly in the
+        /// conformance syntax, hex bytes or words, or a binary image (run as XDP).
         prog: PathBuf,
+        /// The ELF object's program to run, by section (`xdp/lb`) or function name (needed
+        /// when the object has several).
+        #[arg(long, value_name = "NAME")]
+        section: Option<String>,
         /// The capture file (pcap or pcapng; `-` for standard input).
         #[arg(short = 'r')]
         capture: PathBuf,
         /// Stop after N packets.
         #[arg(short = 'c')]
         count: Option<u64>,
-        /// A map, `KIND:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES` (`KIND` `array` or `hash`); the
-        /// first is `map_fd(0)`, the next `map_fd(1)`…
+        /// Write every packet as the program left it to this pcap file (`-`: standard output,
+        /// then the per-packet lines are not printed).
+        #[arg(short = 'w', value_name = "OUT")]
+        write: Option<PathBuf>,
+        /// A map for a program that is not an ELF object,
+        /// `KIND:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES` (`KIND` `array` or `hash`); the first is
+        /// `map_fd(0)`, the next `map_fd(1)`…
         #[arg(long = "map", value_name = "SPEC")]
         maps: Vec<String>,
-        /// Print every map's entries at the end (`map N: KEY => VALUE`, hex).
-        #[arg(long = "dump-maps")]
+        /// Print every map's entries at the end (`map N: KEY => VALUE`, hex; an ELF object's
+        /// maps also by name).
+        #[arg(long = "maps", alias = "dump-maps")]
         dump_maps: bool,
     },
     /// List a program (hex bytes or words, or a raw binary file) as `llvm-objdump -d` does,
@@ -99,8 +116,9 @@ pub fn run(cmd: EbpfCommand) -> anyhow::Result<ExitCode> {
         EbpfCommand::Exec { mem, positional_mem, budget } => exec(mem.or(positional_mem), budget),
         EbpfCommand::Asm { file, format } => asm(&file, format),
         EbpfCommand::Disasm { file, asm } => disasm(&file, asm),
-        EbpfCommand::Run { prog, capture, count, maps, dump_maps } => {
-            run_xdp(&prog, &capture, count, &maps, dump_maps)
+        EbpfCommand::Run { prog, section, capture, count, write, maps, dump_maps } => {
+            let opts = RunOptions { capture, count, write, dump_maps };
+            run_program(&prog, section.as_deref(), &maps, &opts)
         }
     }
 }
@@ -245,53 +263,215 @@ fn hex_string(b: &[u8]) -> String {
     b.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn run_xdp(
-    prog: &Path,
-    capture: &Path,
+/// What `sift ebpf run` does besides choosing the program.
+struct RunOptions {
+    capture: PathBuf,
     count: Option<u64>,
-    map_specs: &[String],
+    write: Option<PathBuf>,
     dump_maps: bool,
+}
+
+/// The context a program runs with, from its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunAs {
+    /// `xdp_md` (XDP programs, and programs that are not ELF objects).
+    Xdp,
+    /// `__sk_buff` with the packet from its link-layer header (`SCHED_CLS`).
+    Tc,
+    /// `__sk_buff`, the result the bytes to keep (`SOCKET_FILTER`).
+    Socket,
+}
+
+/// An ELF object's map as one of the VM's maps (array and hash today), with its initial
+/// contents (global data sections).
+fn vm_map(spec: &MapSpec) -> anyhow::Result<Map> {
+    let kind = match spec.map_type {
+        MapType::Array => MapKind::Array,
+        MapType::Hash => MapKind::Hash,
+        t => bail!("map {}: {t} maps are not in sift's VM yet (array and hash are)", spec.name),
+    };
+    let def = MapDef {
+        kind,
+        key_size: spec.key_size,
+        value_size: spec.value_size,
+        max_entries: spec.max_entries,
+    };
+    let mut map = Map::new(def).with_context(|| format!("map {}", spec.name))?;
+    if !spec.initial.is_empty() {
+        let mut value = spec.initial.clone();
+        value.resize(spec.value_size as usize, 0);
+        map.update(&0u32.to_le_bytes(), &value, 0)
+            .map_err(|e| anyhow::anyhow!("map {}: initial value refused ({e})", spec.name))?;
+    }
+    Ok(map)
+}
+
+/// An `__sk_buff` for a packet of `len` bytes in the VM: `len`, `data` and `data_end` (the
+/// packet at the VM's packet address); the other fields read as 0.
+fn skb_context(len: usize) -> Vec<u8> {
+    let mut ctx = vec![0u8; sift_ebpf::skb::SIZE];
+    let mut put = |off: i16, v: u32| {
+        let off = off as usize;
+        ctx[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    let data = sift_ebpf_vm::memory::PACKET_BASE as u32;
+    put(sift_ebpf::skb::LEN, len as u32);
+    put(sift_ebpf::skb::DATA, data);
+    put(sift_ebpf::skb::DATA_END, data.wrapping_add(len as u32));
+    ctx
+}
+
+/// `TC_ACT_*` names.
+fn tc_action(v: u64) -> String {
+    let name = match v as u32 as i32 {
+        -1 => "TC_ACT_UNSPEC",
+        0 => "TC_ACT_OK",
+        1 => "TC_ACT_RECLASSIFY",
+        2 => "TC_ACT_SHOT",
+        3 => "TC_ACT_PIPE",
+        4 => "TC_ACT_STOLEN",
+        5 => "TC_ACT_QUEUED",
+        6 => "TC_ACT_REPEAT",
+        7 => "TC_ACT_REDIRECT",
+        8 => "TC_ACT_TRAP",
+        _ => return format!("TC_ACT({})", v as u32 as i32),
+    };
+    name.to_string()
+}
+
+fn run_program(
+    prog: &Path,
+    section: Option<&str>,
+    map_specs: &[String],
+    opts: &RunOptions,
 ) -> anyhow::Result<ExitCode> {
-    let slots = read_program_file(prog)?;
-    let maps = map_specs.iter().map(|s| map_spec(s)).collect::<anyhow::Result<Vec<_>>>()?;
+    let raw = read(prog)?;
     let mut helpers = Helpers::new();
     register_map_helpers(&mut helpers);
-    let mut vm = Vm::load_with_maps(&slots, helpers, maps)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
+    let (vm, run_as, names) = if raw.starts_with(b"\x7fELF") {
+        if !map_specs.is_empty() {
+            bail!(
+                "{}: an ELF object declares its maps; --map is for other programs",
+                prog.display()
+            );
+        }
+        let object = Object::parse(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
+        let p = object.program(section).map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
+        let maps = object.maps.iter().map(vm_map).collect::<anyhow::Result<Vec<_>>>()?;
+        let vm = Vm::load_with_maps(&p.insns, helpers, maps)
+            .map_err(|e| anyhow::anyhow!("{} ({}): {e}", prog.display(), p.section))?;
+        let run_as = match p.prog_type {
+            ProgType::Xdp | ProgType::Unspec => RunAs::Xdp,
+            ProgType::SchedCls => RunAs::Tc,
+            ProgType::SocketFilter => RunAs::Socket,
+        };
+        (vm, run_as, object.maps.iter().map(|m| m.name.clone()).collect())
+    } else {
+        if section.is_some() {
+            bail!("{}: --section chooses a program of an ELF object", prog.display());
+        }
+        let slots = read_program_file(prog)?;
+        let maps = map_specs.iter().map(|s| map_spec(s)).collect::<anyhow::Result<Vec<_>>>()?;
+        let vm = Vm::load_with_maps(&slots, helpers, maps)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
+        (vm, RunAs::Xdp, Vec::new())
+    };
+    run_capture(vm, run_as, &names, opts)
+}
+
+fn run_capture(
+    mut vm: Vm,
+    run_as: RunAs,
+    map_names: &[String],
+    opts: &RunOptions,
+) -> anyhow::Result<ExitCode> {
+    let capture = &opts.capture;
     let mut reader =
         sift_pcap::open(capture).map_err(|e| anyhow::anyhow!("{}: {e}", capture.display()))?;
+    let link_type = reader.interfaces().first().map(|i| i.link_type);
+    let to_stdout = opts.write.as_deref() == Some(Path::new("-"));
+    let mut writer = match &opts.write {
+        None => None,
+        Some(path) => {
+            let sink: Box<dyn std::io::Write> = if to_stdout {
+                Box::new(std::io::stdout())
+            } else {
+                Box::new(
+                    std::fs::File::create(path)
+                        .with_context(|| format!("{}: cannot create", path.display()))?,
+                )
+            };
+            let link = link_type.unwrap_or(sift_pcap::LinkType::EN10MB);
+            Some(sift_pcap::PcapWriter::new(sink, link, 0, 262_144, Precision::default())?)
+        }
+    };
     let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut out = String::new();
     let mut index = 0u64;
     let mut faults = 0u64;
-    while count.is_none_or(|c| index < c) {
+    while opts.count.is_none_or(|c| index < c) {
         let packet = match reader.next_packet() {
             Ok(Some(p)) => p,
             Ok(None) => break,
             Err(e) => bail!("{}: {e}", capture.display()),
         };
         let mut data = packet.data.to_vec();
-        let action = match vm.run_xdp(&mut data, 1) {
-            Ok(v) => xdp::name(v).map_or_else(|| format!("XDP_INVALID({v})"), str::to_string),
-            Err(e) => {
-                // The kernel's verifier admits no faulting program; here a fault aborts the
-                // packet, as XDP_ABORTED does, and says why.
-                errln!("packet {index}: {e}");
-                faults += 1;
-                "XDP_ABORTED".to_string()
+        let result = match run_as {
+            RunAs::Xdp => vm.run_xdp(&mut data, 1),
+            RunAs::Tc | RunAs::Socket => {
+                let mut ctx = skb_context(data.len());
+                vm.run_with_packet(&mut ctx, &mut data)
             }
         };
-        out.push_str(&format!("{index} {action}\n"));
-        *counts.entry(action).or_insert(0) += 1;
+        let action = match (result, run_as) {
+            (Ok(v), RunAs::Xdp) => {
+                xdp::name(v).map_or_else(|| format!("XDP_INVALID({v})"), str::to_string)
+            }
+            (Ok(v), RunAs::Tc) => tc_action(v),
+            (Ok(0), RunAs::Socket) => "DROP".to_string(),
+            (Ok(v), RunAs::Socket) => format!("KEEP {}", v as u32),
+            (Err(e), _) => {
+                // The kernel's verifier admits no faulting program; here a fault aborts the
+                // packet (XDP_ABORTED, TC_ACT_SHOT, a dropped packet) and says why.
+                errln!("packet {index}: {e}");
+                faults += 1;
+                match run_as {
+                    RunAs::Xdp => "XDP_ABORTED",
+                    RunAs::Tc => "TC_ACT_SHOT",
+                    RunAs::Socket => "DROP",
+                }
+                .to_string()
+            }
+        };
+        if let Some(w) = writer.as_mut() {
+            let wire_len = packet.wire_len.max(data.len() as u32);
+            w.write(packet.timestamp, wire_len, &data)
+                .with_context(|| format!("writing packet {index}"))?;
+        }
+        if !to_stdout {
+            out.push_str(&format!("{index} {action}\n"));
+        }
+        let kind = action.split(' ').next().unwrap_or_default().to_string();
+        *counts.entry(kind).or_insert(0) += 1;
         index += 1;
         if out.len() > 1 << 16 {
             crate::console::print(std::mem::take(&mut out))?;
         }
     }
-    if dump_maps {
+    if let Some(w) = writer {
+        w.finish()?.flush()?;
+    }
+    if opts.dump_maps {
         for (k, m) in vm.maps().iter().enumerate() {
+            let name = map_names.get(k).map_or_else(String::new, |n| format!(" ({n})"));
             for (key, value) in m.entries() {
-                out.push_str(&format!("map {k}: {} => {}\n", hex_string(&key), hex_string(&value)));
+                let line =
+                    format!("map {k}{name}: {} => {}\n", hex_string(&key), hex_string(&value));
+                if to_stdout {
+                    errln!("{}", line.trim_end());
+                } else {
+                    out.push_str(&line);
+                }
             }
         }
     }

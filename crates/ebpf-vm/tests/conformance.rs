@@ -2,7 +2,8 @@
 //!
 //! Each `.data` file is assembled (or its `-- raw` bytes taken), loaded with ubpf's test
 //! helpers and run over its `-- mem`; the outcome (`r0`, the refusal or the fault) is
-//! compared with what the file expects. Every outcome is also listed in a golden file beside
+//! compared with what the file expects. ubpf's ELF tests build their object from a template
+//! ([`ubpf_elf`]) and load it with `sift-ebpf-elf`. Every outcome is also listed in a golden file beside
 //! this test (`golden/*.txt`, `BLESS=1` rewrites), so a change of message or value shows, and
 //! the counts of each kind are asserted.
 
@@ -88,9 +89,35 @@ fn mem(path: &Path, f: &DataFile) -> Vec<u8> {
     }
 }
 
+/// An ELF test: ubpf's object edited by the file's `-- pyelf`, loaded by `sift-ebpf-elf`
+/// (calls to undefined functions name ubpf's test helpers), its one program run without
+/// memory.
+fn run_elf(pyelf: &str) -> Outcome {
+    let mut t = ubpf_elf::Template::new();
+    t.edit(pyelf);
+    let names = test_helpers();
+    let by_name = |n: &str| (0..64).find(|&i| names.name(i) == Some(n));
+    let object = match sift_ebpf_elf::Object::parse_with_helpers(&t.bytes(), &by_name) {
+        Ok(o) => o,
+        Err(e) => return Outcome::Refused(e.to_string()),
+    };
+    let program = match object.program(None) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Refused(e.to_string()),
+    };
+    match Vm::load(&program.insns, test_helpers()) {
+        Err(e) => Outcome::Refused(e.to_string()),
+        Ok(mut vm) => match vm.run(&mut []) {
+            Ok(r0) => Outcome::Result(r0),
+            Err(e) => Outcome::Fault(e.to_string()),
+        },
+    }
+}
+
 fn run(path: &Path) -> (Outcome, Verdict) {
     let f = DataFile::parse(&std::fs::read_to_string(path).unwrap());
     let outcome = match program(path, &f) {
+        _ if f.section("pyelf").is_some() => run_elf(f.section("pyelf").unwrap_or_default()),
         Err(e) => Outcome::AsmError(e),
         Ok(None) => Outcome::NoProgram,
         Ok(Some(slots)) => match Vm::load(&slots, test_helpers()) {
@@ -186,8 +213,243 @@ fn ubpf_tests_pass() {
         let c = suite(&ubpf.join(sub), &format!("ubpf-{sub}"));
         assert_eq!(c, counts(&[(Verdict::Pass, n)]), "ubpf/{sub}");
     }
-    // ELF objects need the ELF loader (a later part of issue 25): counted, not run.
-    let elf = data_files(&ubpf.join("elf")).len();
-    println!("SKIP: {elf} ubpf ELF tests (ubpf/elf) need the ELF loader");
-    assert_eq!(elf, 21);
+    // ELF objects (`sift-ebpf-elf`): the valid one returns sqrti(42 * 42); every damaged one
+    // is refused.
+    let c = suite(&ubpf.join("elf"), "ubpf-elf");
+    assert_eq!(c, counts(&[(Verdict::Pass, 1), (Verdict::ExpectedRefusal, 20)]));
+}
+
+/// ubpf's ELF tests (`ubpf/elf/*.data`) give no object: a `-- pyelf` section edits the fields
+/// of the object ubpf's test framework builds (`test_framework/test_elf.py`: an ELF header,
+/// five section headers — null, `.text`, `.strtab`, `.symtab`, `.rel` — the text
+/// `mov r1, 1764; call sqrti; exit`, the strings, two symbols and the relocation of the call
+/// to `sqrti`). This rebuilds that object field by field and applies the edits, which are
+/// assignments (`text_shdr.sh_size = 1024`, `sqrti_sym.st_name += 1`, `ehdr.e_ident.EI_DATA =
+/// 'ELFDATA2MSB'`) and one replacement of the whole object by four bytes (`ehdr-short`).
+mod ubpf_elf {
+    use std::collections::BTreeMap;
+
+    /// Each part's kind and fields (name → value), in file order.
+    pub struct Template {
+        order: Vec<String>,
+        parts: BTreeMap<String, Part>,
+    }
+
+    enum Part {
+        Fields(&'static [(&'static str, usize)], BTreeMap<String, u64>),
+        Bytes(Vec<u8>),
+    }
+
+    /// Field names and byte widths of each structure (`Elf64_Ehdr`, `Elf64_Shdr`, `Elf64_Sym`,
+    /// `Elf64_Rel`).
+    const EHDR: &[(&str, usize)] = &[
+        ("e_ident.EI_MAG", 4),
+        ("e_ident.EI_CLASS", 1),
+        ("e_ident.EI_DATA", 1),
+        ("e_ident.EI_VERSION", 1),
+        ("e_ident.EI_OSABI", 1),
+        ("e_ident.EI_ABIVERSION", 1),
+        ("e_ident.pad", 7),
+        ("e_type", 2),
+        ("e_machine", 2),
+        ("e_version", 4),
+        ("e_entry", 8),
+        ("e_phoff", 8),
+        ("e_shoff", 8),
+        ("e_flags", 4),
+        ("e_ehsize", 2),
+        ("e_phentsize", 2),
+        ("e_phnum", 2),
+        ("e_shentsize", 2),
+        ("e_shnum", 2),
+        ("e_shstrndx", 2),
+    ];
+    const SHDR: &[(&str, usize)] = &[
+        ("sh_name", 4),
+        ("sh_type", 4),
+        ("sh_flags", 8),
+        ("sh_addr", 8),
+        ("sh_offset", 8),
+        ("sh_size", 8),
+        ("sh_link", 4),
+        ("sh_info", 4),
+        ("sh_addralign", 8),
+        ("sh_entsize", 8),
+    ];
+    const SYM: &[(&str, usize)] = &[
+        ("st_name", 4),
+        ("st_info", 1),
+        ("st_other", 1),
+        ("st_shndx", 2),
+        ("st_value", 8),
+        ("st_size", 8),
+    ];
+    const REL: &[(&str, usize)] = &[("r_offset", 8), ("r_info", 8)];
+
+    /// The symbolic values the edits use (elftools' names).
+    fn constant(name: &str) -> u64 {
+        match name {
+            "ELFCLASS32" => 1,
+            "ELFCLASS64" => 2,
+            "ELFDATA2LSB" => 1,
+            "ELFDATA2MSB" => 2,
+            "ELFOSABI_SYSV" => 0,
+            "ELFOSABI_LINUX" => 3,
+            "SHT_NULL" => 0,
+            "SHT_PROGBITS" => 1,
+            _ => panic!("pyelf constant {name} unknown to this test"),
+        }
+    }
+
+    impl Template {
+        /// ubpf's template object.
+        pub fn new() -> Template {
+            let mut t = Template { order: Vec::new(), parts: BTreeMap::new() };
+            let mut add = |name: &str, layout: &'static [(&'static str, usize)], v: &[u64]| {
+                let fields = layout.iter().map(|(n, _)| n.to_string()).zip(v.iter().copied());
+                t.parts.insert(name.into(), Part::Fields(layout, fields.collect()));
+                t.order.push(name.into());
+            };
+            // 0x7f 'E' 'L' 'F' read little-endian; class 64, LSB, EV_CURRENT, SYSV; ET_REL,
+            // EM_NONE; section headers at 64, five of 64 bytes, strings in section 2.
+            add(
+                "ehdr",
+                EHDR,
+                &[0x464c457f, 2, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 64, 0, 64, 0, 0, 64, 5, 2],
+            );
+            add("first_shdr", SHDR, &[0; 10]);
+            add("text_shdr", SHDR, &[1, 1, 6, 0, 384, 24, 0, 0, 8, 0]);
+            add("strtab_shdr", SHDR, &[7, 3, 0, 0, 408, 34, 0, 0, 1, 0]);
+            add("symtab_shdr", SHDR, &[15, 2, 0, 0, 442, 48, 2, 0, 8, 24]);
+            add("rel_shdr", SHDR, &[23, 9, 0, 0, 490, 16, 3, 1, 8, 16]);
+            // mov r1, 1764; call 0xffffffff; exit
+            let text = [
+                0xb7, 0x01, 0, 0, 0xe4, 0x06, 0, 0, 0x85, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x95, 0,
+                0, 0, 0, 0, 0, 0,
+            ];
+            t.parts.insert("text".into(), Part::Bytes(text.to_vec()));
+            t.order.push("text".into());
+            t.parts.insert(
+                "strtab".into(),
+                Part::Bytes(b"\0.text\0.strtab\0.symtab\0.rel\0sqrti\0".to_vec()),
+            );
+            t.order.push("strtab".into());
+            // STB_WEAK, STT_FUNC.
+            let mut add = |name: &str, layout: &'static [(&'static str, usize)], v: &[u64]| {
+                let fields = layout.iter().map(|(n, _)| n.to_string()).zip(v.iter().copied());
+                t.parts.insert(name.into(), Part::Fields(layout, fields.collect()));
+                t.order.push(name.into());
+            };
+            add("first_sym", SYM, &[0, 0x22, 0, 0, 0, 0]);
+            add("sqrti_sym", SYM, &[28, 0x22, 0, 0, 0, 0]);
+            add("sqrti_rel", REL, &[8, (1 << 32) | 2]);
+            t
+        }
+
+        /// Applies a `-- pyelf` section.
+        pub fn edit(&mut self, pyelf: &str) {
+            for line in pyelf.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                if line == "del order[:]" {
+                    self.order.clear();
+                } else if let Some(name) =
+                    line.strip_prefix("order.append('").and_then(|r| r.strip_suffix("')"))
+                {
+                    self.order.push(name.to_string());
+                } else if let Some((name, lit)) = line.split_once(" = b'") {
+                    let bytes = bytes_literal(lit.strip_suffix('\'').expect("bytes literal"));
+                    self.parts.insert(name.to_string(), Part::Bytes(bytes));
+                } else {
+                    let (lhs, op, rhs) = if let Some((l, r)) = line.split_once(" += ") {
+                        (l, "+=", r)
+                    } else {
+                        let (l, r) =
+                            line.split_once(" = ").unwrap_or_else(|| panic!("pyelf: {line}"));
+                        (l, "=", r)
+                    };
+                    let (part, field) = lhs.split_once('.').expect("part.field");
+                    let value = match rhs.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+                        Some(c) => constant(c),
+                        None => eval(rhs),
+                    };
+                    let Some(Part::Fields(_, fields)) = self.parts.get_mut(part) else {
+                        panic!("pyelf: no structure {part}")
+                    };
+                    let f =
+                        fields.get_mut(field).unwrap_or_else(|| panic!("pyelf: no field {lhs}"));
+                    *f = if op == "+=" { *f + value } else { value };
+                }
+            }
+        }
+
+        /// The object's bytes.
+        pub fn bytes(&self) -> Vec<u8> {
+            let mut out = Vec::new();
+            for name in &self.order {
+                match &self.parts[name] {
+                    Part::Bytes(b) => out.extend_from_slice(b),
+                    Part::Fields(layout, fields) => {
+                        for (f, width) in layout.iter() {
+                            let v = fields[*f];
+                            out.extend_from_slice(&v.to_le_bytes()[..(*width).min(8)]);
+                            out.extend(std::iter::repeat_n(0, width.saturating_sub(8)));
+                        }
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    fn bytes_literal(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                assert_eq!(chars.next(), Some('x'), "only \\x escapes");
+                let hex: String = chars.by_ref().take(2).collect();
+                out.push(u8::from_str_radix(&hex, 16).unwrap());
+            } else {
+                out.push(c as u8);
+            }
+        }
+        out
+    }
+
+    /// Integers with `(`, `)`, `<<` and `|`: what the edits' expressions use.
+    fn eval(s: &str) -> u64 {
+        fn expr(t: &[&str], i: &mut usize) -> u64 {
+            let mut v = term(t, i);
+            while t.get(*i) == Some(&"|") {
+                *i += 1;
+                v |= term(t, i);
+            }
+            v
+        }
+        fn term(t: &[&str], i: &mut usize) -> u64 {
+            let mut v = atom(t, i);
+            while t.get(*i) == Some(&"<<") {
+                *i += 1;
+                v <<= atom(t, i);
+            }
+            v
+        }
+        fn atom(t: &[&str], i: &mut usize) -> u64 {
+            let tok = t[*i];
+            *i += 1;
+            if tok == "(" {
+                let v = expr(t, i);
+                assert_eq!(t[*i], ")");
+                *i += 1;
+                v
+            } else {
+                tok.parse().unwrap_or_else(|_| panic!("pyelf number {tok}"))
+            }
+        }
+        let spaced = s.replace('(', " ( ").replace(')', " ) ");
+        let tokens: Vec<&str> = spaced.split_whitespace().collect();
+        let mut i = 0;
+        let v = expr(&tokens, &mut i);
+        assert_eq!(i, tokens.len(), "pyelf expression {s}");
+        v
+    }
 }

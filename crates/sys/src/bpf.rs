@@ -206,6 +206,151 @@ pub fn is_log_truncated(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::ENOSPC)
 }
 
+// Maps (`BPF_MAP_CREATE`, element lookup, update and iteration) and a program load with the
+// object's license: what running an ELF object's programs in the kernel needs (sift-ebpf-elf's
+// C corpus compares sift's VM with the kernel on programs, packets and map contents).
+
+/// `BPF_MAP_CREATE`.
+const BPF_MAP_CREATE: libc::c_long = 0;
+/// `BPF_MAP_LOOKUP_ELEM`.
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+/// `BPF_MAP_UPDATE_ELEM`.
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+/// `BPF_MAP_GET_NEXT_KEY`.
+const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+
+/// `union bpf_attr` for `BPF_MAP_CREATE` (the fields up to `map_name`).
+#[repr(C)]
+#[derive(Default)]
+struct MapCreateAttr {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    inner_map_fd: u32,
+    numa_node: u32,
+    map_name: [u8; 16],
+}
+
+/// `union bpf_attr` for the element commands.
+#[repr(C)]
+#[derive(Default)]
+struct MapElemAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value_or_next_key: u64,
+    flags: u64,
+}
+
+impl Attr for MapCreateAttr {}
+impl Attr for MapElemAttr {}
+
+/// `BPF_MAP_CREATE`: a map of kernel type `map_type` (`enum bpf_map_type`) with these sizes
+/// and flags.
+pub fn map_create(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+) -> io::Result<OwnedFd> {
+    let mut attr = MapCreateAttr {
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        map_flags,
+        ..Default::default()
+    };
+    attr.map_name[..4].copy_from_slice(b"sift");
+    let fd = bpf(BPF_MAP_CREATE, &mut attr)?;
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
+    // SAFETY: BPF_MAP_CREATE returned a new descriptor that nobody else owns.
+    unsafe { crate::owned_fd(fd) }
+}
+
+/// `BPF_MAP_LOOKUP_ELEM`: the value of `key` (`value_size` bytes), `None` when absent.
+pub fn map_lookup(map: impl AsFd, key: &[u8], value_size: usize) -> io::Result<Option<Vec<u8>>> {
+    let mut value = vec![0u8; value_size];
+    let mut attr = MapElemAttr {
+        map_fd: map.as_fd().as_raw_fd() as u32,
+        key: key.as_ptr() as u64,
+        value_or_next_key: value.as_mut_ptr() as u64,
+        ..Default::default()
+    };
+    match bpf(BPF_MAP_LOOKUP_ELEM, &mut attr) {
+        Ok(_) => Ok(Some(value)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `BPF_MAP_UPDATE_ELEM` with `flags` (`BPF_ANY` 0, `BPF_NOEXIST` 1, `BPF_EXIST` 2). `key` and
+/// `value` must have the map's sizes.
+pub fn map_update(map: impl AsFd, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+    let mut attr = MapElemAttr {
+        map_fd: map.as_fd().as_raw_fd() as u32,
+        key: key.as_ptr() as u64,
+        value_or_next_key: value.as_ptr() as u64,
+        flags,
+        ..Default::default()
+    };
+    bpf(BPF_MAP_UPDATE_ELEM, &mut attr).map(|_| ())
+}
+
+/// `BPF_MAP_GET_NEXT_KEY`: the key after `key` (`None`: the first), `None` after the last.
+pub fn map_next_key(
+    map: impl AsFd,
+    key: Option<&[u8]>,
+    key_size: usize,
+) -> io::Result<Option<Vec<u8>>> {
+    let mut next = vec![0u8; key_size];
+    let mut attr = MapElemAttr {
+        map_fd: map.as_fd().as_raw_fd() as u32,
+        key: key.map_or(0, |k| k.as_ptr() as u64),
+        value_or_next_key: next.as_mut_ptr() as u64,
+        ..Default::default()
+    };
+    match bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) {
+        Ok(_) => Ok(Some(next)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `BPF_PROG_LOAD` as [`prog_load`] with the program's type, license and (for XDP, 0) expected
+/// attach type given: what an ELF object's program needs.
+pub fn prog_load_licensed(prog_type: u32, insns: &[u8], license: &str) -> io::Result<OwnedFd> {
+    let license =
+        std::ffi::CString::new(license).map_err(|_| io::Error::other("NUL in license"))?;
+    let mut attr = ProgLoadAttr {
+        prog_type,
+        insn_cnt: u32::try_from(insns.len() / 8).unwrap_or(u32::MAX),
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        ..ProgLoadAttr::default()
+    };
+    attr.prog_name[..4].copy_from_slice(b"sift");
+    let mut attempts = 1;
+    let fd = loop {
+        match bpf(BPF_PROG_LOAD, &mut attr) {
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOMEM))
+                    && attempts < PROG_LOAD_ATTEMPTS =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2 << (2 * attempts)));
+                attempts += 1;
+            }
+            other => break other?,
+        }
+    };
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
+    // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
+    unsafe { crate::owned_fd(fd) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,8 @@ mod copy;
 mod diff;
 /// `sift ebpf` (exec as the conformance plugin, asm, disasm, run).
 mod ebpf;
+/// `sift ebpf run PROG.o`: ELF objects of the C corpus (compiled by clang at test time).
+mod ebpf_elf;
 /// Filter mistakes: sift's located messages (golden).
 mod errors;
 /// `sift -r X -w A EXPR` against tcpdump, on samples and generated captures.
