@@ -1,0 +1,3 @@
+# prog=xdp leaks  a pointer returned by a privileged loader
+mov %r0, %r10
+exit
