@@ -65,7 +65,7 @@ impl Verifier<'_> {
         let value = match src {
             Operand::Reg(r) => {
                 let v = Self::read(st, r)?;
-                if v.kind.is_pointer() && !self.options.allow_ptr_leaks {
+                if v.kind.is_pointer() && !self.options.privileged {
                     let base = Self::read(st, dst)?;
                     if !matches!(base.kind, Kind::Stack(_)) {
                         return Err(VerifyErrorKind::LeakInto { reg: r, place: "mem" });
@@ -73,13 +73,7 @@ impl Verifier<'_> {
                 }
                 Stored::Reg(v)
             }
-            Operand::Imm(imm) => {
-                let base = Self::read(st, dst)?;
-                if base.kind == Kind::Ctx {
-                    return Err(VerifyErrorKind::StInto { reg: dst, ty: "ctx" });
-                }
-                Stored::Imm(i64::from(imm))
-            }
+            Operand::Imm(imm) => Stored::Imm(i64::from(imm)),
         };
         self.access(st, dst, off, size.bytes() as u32, Access::Write, value)?;
         Ok(())
@@ -99,11 +93,11 @@ impl Verifier<'_> {
         let v = Self::read(st, src)?;
         if op == AtomicOp::Cmpxchg {
             let r0 = Self::read(st, 0)?;
-            if r0.kind.is_pointer() && !self.options.allow_ptr_leaks {
+            if r0.kind.is_pointer() && !self.options.privileged {
                 return Err(VerifyErrorKind::LeakInto { reg: 0, place: "mem" });
             }
         }
-        if v.kind.is_pointer() && !self.options.allow_ptr_leaks {
+        if v.kind.is_pointer() && !self.options.privileged {
             return Err(VerifyErrorKind::LeakInto { reg: src, place: "mem" });
         }
         let n = if width == Width::W32 { 4 } else { 8 };
@@ -144,7 +138,7 @@ impl Verifier<'_> {
                 };
                 if let Stored::Reg(v) = value
                     && v.kind.is_pointer()
-                    && !self.options.allow_ptr_leaks
+                    && !self.options.privileged
                 {
                     return Err(VerifyErrorKind::LeakInto { reg: base_reg, place: "ctx" });
                 }
@@ -173,7 +167,7 @@ impl Verifier<'_> {
                 }
                 let f = &mut st.frames[usize::from(frame)];
                 match how {
-                    Access::Read => stack_read(f, off, size, self.options.allow_ptr_leaks),
+                    Access::Read => stack_read(f, off, size, self.options.privileged),
                     Access::Write => {
                         stack_write(f, off, size, value);
                         Ok(Reg::NOT_INIT)
@@ -307,8 +301,7 @@ impl Verifier<'_> {
                 let f = &mut st.frames[usize::from(frame)];
                 for i in 0..size as i64 {
                     let at = off + i;
-                    let k = ((-at - 1) / 8) as usize;
-                    let b = (at + 8 * (k as i64 + 1)) as usize;
+                    let (k, b) = slot_of(at);
                     if write {
                         let slot = f.slot_mut(k);
                         if let Slot::Spill(_) = slot {
@@ -319,6 +312,7 @@ impl Verifier<'_> {
                         }
                     } else if let Slot::Bytes(bytes) = f.slot(k)
                         && bytes[b] == Byte::Invalid
+                        && !self.options.privileged
                     {
                         return Err(VerifyErrorKind::StackUninit { off, at: i as u64, size });
                     }
@@ -359,7 +353,7 @@ impl Verifier<'_> {
         if !helpers::allowed(self.prog, hid) {
             return Err(VerifyErrorKind::HelperNotAllowed { name, id: hid });
         }
-        let leaks = self.options.allow_ptr_leaks;
+        let leaks = self.options.privileged;
         let mut map: Option<u32> = None;
         let mut alloc = 0u32;
         let mut release: Option<u32> = None;
@@ -520,7 +514,7 @@ fn slot_of(off: i64) -> (usize, usize) {
     (k, (off + 8 * (k as i64 + 1)) as usize)
 }
 
-fn stack_read(f: &crate::state::Frame, off: i64, size: u32, leaks: bool) -> Result<Reg> {
+fn stack_read(f: &crate::state::Frame, off: i64, size: u32, privileged: bool) -> Result<Reg> {
     let (k, b) = slot_of(off);
     match f.slot(k) {
         Slot::Spill(r) => {
@@ -528,7 +522,7 @@ fn stack_read(f: &crate::state::Frame, off: i64, size: u32, leaks: bool) -> Resu
                 return Ok(r);
             }
             if r.kind != Kind::Scalar {
-                if !leaks {
+                if !privileged {
                     return Err(VerifyErrorKind::FillSize);
                 }
                 return Ok(Reg::scalar(upto_bytes(size)));
@@ -543,7 +537,9 @@ fn stack_read(f: &crate::state::Frame, off: i64, size: u32, leaks: bool) -> Resu
         }
         Slot::Bytes(bytes) => {
             let part = &bytes[b..b + size as usize];
-            if let Some(i) = part.iter().position(|&x| x == Byte::Invalid) {
+            if let Some(i) = part.iter().position(|&x| x == Byte::Invalid)
+                && !privileged
+            {
                 return Err(VerifyErrorKind::StackUninit {
                     off,
                     at: i as u64,

@@ -125,7 +125,7 @@ impl Verifier<'_> {
                 }
                 b
             } else if b.kind.is_pointer() {
-                if !self.options.allow_ptr_leaks {
+                if !self.options.privileged {
                     return Err(VerifyErrorKind::PartialCopy(match src {
                         Operand::Reg(s) => s,
                         Operand::Imm(_) => dst,
@@ -147,7 +147,7 @@ impl Verifier<'_> {
     }
 
     fn ptr_alu(&mut self, width: Width, op: AluOp, dst: u8, a: Reg, b: Reg) -> Result<Reg> {
-        let leaks = self.options.allow_ptr_leaks;
+        let leaks = self.options.privileged;
         if a.kind.is_pointer() && b.kind.is_pointer() {
             if op == AluOp::Sub && leaks {
                 return Ok(Reg::scalar(Scalar::UNKNOWN));

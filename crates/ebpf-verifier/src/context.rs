@@ -17,7 +17,8 @@ pub mod xdp_md {
     pub const INGRESS_IFINDEX: i64 = 12;
     /// `rx_queue_index`.
     pub const RX_QUEUE_INDEX: i64 = 16;
-    /// `egress_ifindex`.
+    /// `egress_ifindex` (readable only by `BPF_XDP_DEVMAP` programs, which this verifier does
+    /// not model).
     pub const EGRESS_IFINDEX: i64 = 20;
     /// `sizeof(struct xdp_md)`.
     pub const SIZE: i64 = 24;
@@ -85,7 +86,8 @@ fn narrow_ok(off: i64, size: u32) -> bool {
 pub fn access(prog: ProgType, off: i64, size: u32, write: bool) -> Option<CtxField> {
     match prog {
         ProgType::Xdp => {
-            if write || !(0..xdp_md::SIZE).contains(&off) || off % 4 != 0 || size != 4 {
+            // `egress_ifindex` only for programs attached to a devmap entry.
+            if write || !(0..xdp_md::EGRESS_IFINDEX).contains(&off) || off % 4 != 0 || size != 4 {
                 return None;
             }
             Some(match off {

@@ -256,14 +256,6 @@ pub enum VerifyErrorKind {
     /// A context access at a variable offset.
     #[error("variable ctx access prohibited (R{0})")]
     VariableCtx(u8),
-    /// An immediate store into the context.
-    #[error("BPF_ST stores into R{reg} {ty} is not allowed")]
-    StInto {
-        /// The base register.
-        reg: u8,
-        /// Its type.
-        ty: &'static str,
-    },
     /// An atomic operation on memory that does not allow it.
     #[error("BPF_ATOMIC stores into R{reg} {ty} is not allowed")]
     AtomicInto {

@@ -292,7 +292,7 @@ impl<'a> Verifier<'a> {
     fn exit(&mut self, st: &mut State) -> Result<Step> {
         let r0 = Self::read(st, 0)?;
         if st.frames.len() == 1 {
-            if r0.kind.is_pointer() && !self.options.allow_ptr_leaks {
+            if r0.kind.is_pointer() && !self.options.privileged {
                 return Err(VerifyErrorKind::LeakReturn(0));
             }
             if let Some(r) = st.refs.first() {
@@ -357,7 +357,7 @@ impl<'a> Verifier<'a> {
         }
         if let Some(s) = src {
             let r = Self::read(st, s)?;
-            if r.kind != Kind::Scalar && !self.options.allow_ptr_leaks {
+            if r.kind != Kind::Scalar && !self.options.privileged {
                 return Err(VerifyErrorKind::LeakInto { reg: s, place: "packet load" });
             }
         }
@@ -440,7 +440,7 @@ impl<'a> Verifier<'a> {
             }
         }
         if a.kind.is_pointer() || b.kind.is_pointer() {
-            if !self.options.allow_ptr_leaks {
+            if !self.options.privileged {
                 let r = if a.kind.is_pointer() { dst } else { src_reg.unwrap_or(dst) };
                 return Err(VerifyErrorKind::PtrCompare(r));
             }

@@ -80,10 +80,12 @@ impl ProgType {
 /// How the verifier judges what is not a memory-safety question.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// The kernel's `allow_ptr_leaks` (a loader with `CAP_PERFMON`): pointers may be returned,
-    /// compared, stored into maps and partially copied. Off by default: sift refuses programs
-    /// that could reveal addresses, as the kernel does for unprivileged loaders.
-    pub allow_ptr_leaks: bool,
+    /// A privileged loader (`CAP_PERFMON`, the kernel's `allow_ptr_leaks` and
+    /// `allow_uninit_stack`): pointers may be returned, compared, stored into maps and
+    /// partially copied, and stack bytes never written read as unknown numbers. Off by
+    /// default: sift refuses programs that could reveal addresses or read stale stack, as the
+    /// kernel does for unprivileged loaders. Neither is a memory-safety question.
+    pub privileged: bool,
 }
 
 /// What the verification of an accepted program cost.

@@ -1,4 +1,4 @@
-//! The golden programs' header: `# prog=xdp|tc|socket maps=TYPE:KEY:VALUE:ENTRIES[:FLAGS],… [leaks]`
+//! The golden programs' header: `# prog=xdp|tc|socket maps=TYPE:KEY:VALUE:ENTRIES[:FLAGS],… [privileged]`
 //! on the first line, the program in the conformance assembly syntax below it.
 #![allow(dead_code)]
 
@@ -47,12 +47,12 @@ pub fn parse(path: &Path) -> Case {
             prog = ProgType::from_name(p).unwrap_or_else(|| panic!("prog {p}"));
         } else if let Some(m) = word.strip_prefix("maps=") {
             maps = m.split(',').map(map).collect();
-        } else if word == "leaks" {
-            options.allow_ptr_leaks = true;
+        } else if word == "privileged" {
+            options.privileged = true;
         }
     }
-    let insns = sift_ebpf::asm::assemble(&text)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let insns =
+        sift_ebpf::asm::assemble(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Case {
         name: path.file_stem().unwrap().to_string_lossy().into_owned(),
         path: path.to_path_buf(),

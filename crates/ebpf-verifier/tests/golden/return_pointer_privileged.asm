@@ -1,3 +1,3 @@
-# prog=xdp leaks  a pointer returned by a privileged loader
+# prog=xdp privileged  a pointer returned by a privileged loader
 mov %r0, %r10
 exit
