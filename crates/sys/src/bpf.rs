@@ -173,6 +173,34 @@ pub fn is_log_truncated(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::ENOSPC)
 }
 
+/// `BPF_MAP_CREATE` of a map of type `map_type` (`enum bpf_map_type`) with these sizes and
+/// `map_flags`; the descriptor is what a program's `lddw map_fd` names.
+pub fn map_create(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+) -> io::Result<OwnedFd> {
+    /// `union bpf_attr` for `BPF_MAP_CREATE` (the fields up to `map_flags`).
+    #[repr(C)]
+    #[derive(Default)]
+    struct MapCreateAttr {
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+        map_flags: u32,
+    }
+    impl Attr for MapCreateAttr {}
+    const BPF_MAP_CREATE: libc::c_long = 0;
+    let mut attr = MapCreateAttr { map_type, key_size, value_size, max_entries, map_flags };
+    let fd = bpf(BPF_MAP_CREATE, &mut attr)?;
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
+    // SAFETY: BPF_MAP_CREATE returned a new descriptor that nobody else owns.
+    unsafe { crate::owned_fd(fd) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,32 +239,4 @@ mod tests {
         let log = String::from_utf8_lossy(&log[..end]);
         assert!(log.contains("R0 !read_ok"), "{log}");
     }
-}
-
-/// `BPF_MAP_CREATE` of a map of type `map_type` (`enum bpf_map_type`) with these sizes and
-/// `map_flags`; the descriptor is what a program's `lddw map_fd` names.
-pub fn map_create(
-    map_type: u32,
-    key_size: u32,
-    value_size: u32,
-    max_entries: u32,
-    map_flags: u32,
-) -> io::Result<OwnedFd> {
-    /// `union bpf_attr` for `BPF_MAP_CREATE` (the fields up to `map_flags`).
-    #[repr(C)]
-    #[derive(Default)]
-    struct MapCreateAttr {
-        map_type: u32,
-        key_size: u32,
-        value_size: u32,
-        max_entries: u32,
-        map_flags: u32,
-    }
-    impl Attr for MapCreateAttr {}
-    const BPF_MAP_CREATE: libc::c_long = 0;
-    let mut attr = MapCreateAttr { map_type, key_size, value_size, max_entries, map_flags };
-    let fd = bpf(BPF_MAP_CREATE, &mut attr)?;
-    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
-    // SAFETY: BPF_MAP_CREATE returned a new descriptor that nobody else owns.
-    unsafe { crate::owned_fd(fd) }
 }
