@@ -69,7 +69,8 @@ fn agrees_with_the_kernel_verifier() {
         let kernel = match kernel_verdict(c) {
             Ok(v) => v,
             Err(e) => {
-                return sift_testkit::oracle_missing("kernel bpf(2) BPF_PROG_LOAD", e).unwrap_or(());
+                return sift_testkit::oracle_missing("kernel bpf(2) BPF_PROG_LOAD", e)
+                    .unwrap_or(());
             }
         };
         let ours = verify_with(&c.slots, c.prog, &c.maps, VerifyOptions { privileged: true });
