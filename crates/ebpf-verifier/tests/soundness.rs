@@ -299,7 +299,7 @@ fn accepted_programs_never_fault() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let (accepted, faults) = run(count, 0x5eed_0f_5af3);
+    let (accepted, faults) = run(count, 0x005e_ed0f_5af3);
     eprintln!("soundness: {count} programs, {accepted} accepted, {} faults", faults.len());
     assert!(faults.is_empty(), "accepted programs that fault:\n{}", faults.join("\n---\n"));
     // The generator must exercise the verifier's acceptance, not only its refusals.
