@@ -165,7 +165,9 @@ impl Verifier<'_> {
                 {
                     return Err(VerifyErrorKind::StackPtrToCaller);
                 }
-                let f = &mut st.frames[usize::from(frame)];
+                let Some(f) = st.frames.get_mut(usize::from(frame)) else {
+                    return Err(VerifyErrorKind::InvalidMemAccess { reg: base_reg, ty: "fp" });
+                };
                 match how {
                     Access::Read => stack_read(f, off, size, self.options.privileged),
                     Access::Write => {
@@ -190,7 +192,9 @@ impl Verifier<'_> {
                 Ok(Reg::scalar(upto_bytes(size)))
             }
             Kind::MapValue(m) => {
-                let map = &self.maps[m as usize];
+                let Some(map) = self.maps.get(m as usize) else {
+                    return Err(VerifyErrorKind::BadMap(m));
+                };
                 if write && map.flags & BPF_F_RDONLY_PROG != 0 {
                     return Err(VerifyErrorKind::ReadonlyMap {
                         value_size: map.value_size,
@@ -230,7 +234,9 @@ impl Verifier<'_> {
         if off < -(STACK_SIZE as i64) || off + size as i64 > 0 || size == 0 {
             return Err(VerifyErrorKind::StackBounds { dir, reg, off, size });
         }
-        let sub = st.frames[usize::from(frame)].subprog;
+        let Some(sub) = st.frames.get(usize::from(frame)).map(|f| f.subprog) else {
+            return Err(VerifyErrorKind::InvalidMemAccess { reg, ty: "fp" });
+        };
         let d = self.stack_depth.entry(sub).or_insert(0);
         *d = (*d).max((-off) as u32);
         Ok(())
@@ -298,7 +304,9 @@ impl Verifier<'_> {
                 };
                 let off = i64::from(reg.off) + var as i64;
                 self.stack_bounds(st, frame, r, off, size, "indirect access to")?;
-                let f = &mut st.frames[usize::from(frame)];
+                let Some(f) = st.frames.get_mut(usize::from(frame)) else {
+                    return Err(VerifyErrorKind::InvalidMemAccess { reg: r, ty: "fp" });
+                };
                 for i in 0..size as i64 {
                     let at = off + i;
                     let (k, b) = slot_of(at);
@@ -323,7 +331,9 @@ impl Verifier<'_> {
                 self.packet_bounds(&reg, r, i64::from(reg.off), size)
             }
             Kind::MapValue(m) => {
-                let map = &self.maps[m as usize];
+                let Some(map) = self.maps.get(m as usize) else {
+                    return Err(VerifyErrorKind::BadMap(m));
+                };
                 if write && map.flags & BPF_F_RDONLY_PROG != 0 {
                     return Err(VerifyErrorKind::ReadonlyMap {
                         value_size: map.value_size,
@@ -374,7 +384,9 @@ impl Verifier<'_> {
                 }
                 Arg::MapPtr => {
                     let Kind::MapPtr(m) = reg.kind else { return Err(mismatch("map_ptr")) };
-                    let t = self.maps[m as usize].map_type;
+                    let Some(t) = self.maps.get(m as usize).map(|x| x.map_type) else {
+                        return Err(VerifyErrorKind::BadMap(m));
+                    };
                     if !helpers::map_compatible(t, hid) {
                         return Err(VerifyErrorKind::MapFuncCompat {
                             map_type: t as u32,
@@ -386,7 +398,9 @@ impl Verifier<'_> {
                 }
                 Arg::MapKey | Arg::MapValue | Arg::UninitMapValue => {
                     let Some(m) = map else { return Err(mismatch("map_ptr")) };
-                    let spec = &self.maps[m as usize];
+                    let Some(spec) = self.maps.get(m as usize) else {
+                        return Err(VerifyErrorKind::BadMap(m));
+                    };
                     let size = if arg == Arg::MapKey { spec.key_size } else { spec.value_size };
                     self.helper_mem(st, r, u64::from(size), arg == Arg::UninitMapValue)?;
                 }

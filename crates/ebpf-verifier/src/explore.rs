@@ -20,6 +20,10 @@ use crate::{Options, PENDING_LIMIT, PROCESSED_LIMIT, ProgType, Report};
 const STATES_PER_INSN: usize = 64;
 /// Stored states in all at most.
 const STATES_TOTAL: usize = 100_000;
+/// Bytes of stored states at most (more are not stored).
+const STORED_BYTES: usize = 256 << 20;
+/// Bytes of pending paths' states at most ("too complex" beyond).
+const PENDING_BYTES: usize = 512 << 20;
 /// The kernel's frame limit (`MAX_CALL_FRAMES`).
 pub const MAX_FRAMES: usize = 8;
 /// The kernel's `BPF_MAX_VAR_OFF`.
@@ -64,6 +68,8 @@ pub(crate) struct Verifier<'a> {
     nodes: Vec<Node>,
     at: HashMap<usize, Vec<usize>>,
     pending: Vec<Path>,
+    stored_bytes: usize,
+    pending_bytes: usize,
     /// Stack bytes each function uses (by first slot).
     pub(crate) stack_depth: HashMap<usize, u32>,
     /// Calls seen: (caller function, callee function) → the call's slot.
@@ -88,6 +94,8 @@ impl<'a> Verifier<'a> {
             nodes: Vec::new(),
             at: HashMap::new(),
             pending: Vec::new(),
+            stored_bytes: 0,
+            pending_bytes: 0,
             stack_depth: HashMap::new(),
             calls: HashMap::new(),
         }
@@ -104,6 +112,7 @@ impl<'a> Verifier<'a> {
         let state = State { frames: vec![entry], refs: Vec::new() };
         self.pending.push(Path { state, pc: 0, parent: None, jmps_since: 0, insns_since: 0 });
         while let Some(mut path) = self.pending.pop() {
+            self.pending_bytes = self.pending_bytes.saturating_sub(path.state.approx_bytes());
             loop {
                 let pc = path.pc;
                 self.processed += 1;
@@ -163,9 +172,14 @@ impl<'a> Verifier<'a> {
             return Ok(false);
         }
         let list_len = self.at.get(&pc).map_or(0, Vec::len);
-        if list_len >= STATES_PER_INSN || self.nodes.len() >= STATES_TOTAL {
+        let bytes = path.state.approx_bytes();
+        if list_len >= STATES_PER_INSN
+            || self.nodes.len() >= STATES_TOTAL
+            || self.stored_bytes + bytes > STORED_BYTES
+        {
             return Ok(false);
         }
+        self.stored_bytes += bytes;
         let id = self.nodes.len();
         self.nodes.push(Node { state: path.state.clone(), branches: 1, parent: path.parent });
         self.at.entry(pc).or_default().push(id);
@@ -189,9 +203,11 @@ impl<'a> Verifier<'a> {
 
     /// Queues a second path at `pc` with `state`.
     fn fork(&mut self, path: &Path, state: State, pc: usize) -> Result<()> {
-        if self.pending.len() >= PENDING_LIMIT {
+        let bytes = state.approx_bytes();
+        if self.pending.len() >= PENDING_LIMIT || self.pending_bytes + bytes > PENDING_BYTES {
             return Err(VerifyErrorKind::TooComplex(self.pending.len()));
         }
+        self.pending_bytes += bytes;
         if let Some(p) = path.parent {
             self.nodes[p].branches += 1;
         }

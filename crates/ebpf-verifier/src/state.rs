@@ -184,6 +184,16 @@ impl State {
         &mut self.frames[n]
     }
 
+    /// Roughly the bytes the state takes (for the exploration's memory budget).
+    pub fn approx_bytes(&self) -> usize {
+        let per_frame = std::mem::size_of::<Frame>();
+        self.frames
+            .iter()
+            .map(|f| per_frame + f.stack.len() * std::mem::size_of::<Slot>())
+            .sum::<usize>()
+            + self.refs.len() * std::mem::size_of::<Ref>()
+    }
+
     /// Every register and spilled register of every frame, writable.
     pub fn for_each_reg(&mut self, mut f: impl FnMut(&mut Reg)) {
         for frame in &mut self.frames {
