@@ -175,7 +175,7 @@ impl Verifier<'_> {
                         Ok(Reg::NOT_INIT)
                     }
                     Access::Atomic => {
-                        stack_read(f, off, size, true)?;
+                        stack_read(f, off, size, self.options.privileged)?;
                         stack_write(f, off, size, Stored::Unknown);
                         Ok(Reg::NOT_INIT)
                     }

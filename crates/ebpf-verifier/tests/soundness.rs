@@ -3,7 +3,8 @@
 //! arithmetic, forward branches) are verified, and every program the verifier accepts runs
 //! under the checked VM on packets of several lengths without a memory fault.
 //!
-//! `SIFT_SOUNDNESS_PROGRAMS=N` changes the number of programs (default 100,000).
+//! `SIFT_SOUNDNESS_PROGRAMS=N` changes the number of programs (default 100,000),
+//! `SIFT_SOUNDNESS_SEED=S` the generator's seed.
 
 use sift_ebpf::{AluOp, Cond, ImmKind, Insn, MapSpec, MapType, Operand, Size, Width};
 use sift_ebpf_verifier::{Options, ProgType, verify_with};
@@ -56,7 +57,7 @@ fn reload_packet() -> Vec<Insn> {
 /// One generated piece: instructions, and whether it must stay whole (a forward jump may skip
 /// it but not land inside it).
 fn piece(r: &mut Rng) -> Vec<Insn> {
-    match r.below(9) {
+    match r.below(10) {
         // Scalar arithmetic.
         0 | 1 => {
             let ops = [
@@ -100,11 +101,19 @@ fn piece(r: &mut Rng) -> Vec<Insn> {
         3 | 4 => {
             let p = r.pick(&SCALARS);
             let mut v = vec![alu(AluOp::Mov, p, Operand::Reg(2), false)];
+            let mut bound: Option<(u8, i32)> = None;
             if r.chance(30) {
-                // A variable offset, masked (or not).
+                // A variable offset, masked, bounded by a comparison, or neither.
                 let s = r.pick(&SCALARS.iter().copied().filter(|&x| x != p).collect::<Vec<_>>());
-                if r.chance(80) {
-                    v.push(alu(AluOp::And, s, Operand::Imm(r.pick(&[3, 7, 15, 31, 0xff])), false));
+                match r.below(3) {
+                    0 => v.push(alu(
+                        AluOp::And,
+                        s,
+                        Operand::Imm(r.pick(&[3, 7, 15, 31, 0xff])),
+                        false,
+                    )),
+                    1 => bound = Some((s, r.pick(&[0, 3, 8, 40, 1000]))),
+                    _ => {}
                 }
                 v.push(alu(AluOp::Add, p, Operand::Reg(s), false));
             }
@@ -133,6 +142,31 @@ fn piece(r: &mut Rng) -> Vec<Insn> {
                 v.push(Insn::Jmp { width: Width::W64, cond, dst: t, src: Operand::Reg(3), off: 1 });
             }
             v.push(access);
+            if let Some((s, k)) = bound {
+                // if s > k skip the whole piece (the bound is checked before p is made).
+                let width = if r.chance(30) { Width::W32 } else { Width::W64 };
+                let j = Insn::Jmp {
+                    width,
+                    cond: Cond::Gt,
+                    dst: s,
+                    src: Operand::Imm(k),
+                    off: v.len() as i16,
+                };
+                v.insert(0, j);
+            }
+            v
+        }
+        // A call to the subprogram with a pointer into this frame.
+        9 => {
+            let mut v = vec![
+                alu(AluOp::Mov, 1, Operand::Reg(10), false),
+                alu(AluOp::Add, 1, Operand::Imm(-(r.range(0, 4) as i32) * 8), false),
+                Insn::Call(sift_ebpf::CallTarget::Local(i32::MIN)),
+                alu(AluOp::Mov, r.pick(&SCALARS), Operand::Reg(0), false),
+            ];
+            v.extend(reload_packet());
+            v.push(mov(4, 1));
+            v.push(mov(5, 2));
             v
         }
         // The stack.
@@ -239,7 +273,29 @@ fn program(r: &mut Rng) -> Vec<Insn> {
         };
         pieces.insert(at, vec![j]);
     }
-    pieces.into_iter().flatten().collect()
+    let mut main: Vec<Insn> = pieces.into_iter().flatten().collect();
+    // The subprogram: a store and a load through the caller's pointer in r1.
+    let sub_start: usize = main.iter().map(Insn::slots).sum();
+    let mut slot = 0i64;
+    for insn in &mut main {
+        if let Insn::Call(sift_ebpf::CallTarget::Local(imm)) = insn {
+            *imm = (sub_start as i64 - slot - 1) as i32;
+        }
+        slot += insn.slots() as i64;
+    }
+    let calls = main.iter().any(|i| matches!(i, Insn::Call(sift_ebpf::CallTarget::Local(_))));
+    if calls {
+        let off = |r: &mut Rng| {
+            if r.chance(80) { -(r.range(1, 2) as i16) * 8 } else { r.range(-16, 8) as i16 }
+        };
+        let (store_off, load_off) = (off(r), off(r));
+        main.extend([
+            Insn::Store { size: r.pick(&SIZES), dst: 1, off: store_off, src: Operand::Imm(9) },
+            Insn::Load { size: r.pick(&SIZES), dst: 0, src: 1, off: load_off },
+            Insn::Exit,
+        ]);
+    }
+    main
 }
 
 fn map_spec() -> MapSpec {
@@ -299,7 +355,11 @@ fn accepted_programs_never_fault() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let (accepted, faults) = run(count, 0x005e_ed0f_5af3);
+    let seed = std::env::var("SIFT_SOUNDNESS_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x005e_ed0f_5af3);
+    let (accepted, faults) = run(count, seed);
     eprintln!("soundness: {count} programs, {accepted} accepted, {} faults", faults.len());
     assert!(faults.is_empty(), "accepted programs that fault:\n{}", faults.join("\n---\n"));
     // The generator must exercise the verifier's acceptance, not only its refusals.
