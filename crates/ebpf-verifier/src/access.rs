@@ -4,7 +4,7 @@
 //! size), and helper calls with their argument checks (`check_helper_call`).
 
 use sift_ebpf::helper_ids::id;
-use sift_ebpf::{AtomicOp, Operand, Size, Width, helper_name};
+use sift_ebpf::{AtomicOp, MapType, Operand, Size, Width, helper_name};
 
 use crate::context::{self, CtxField};
 use crate::error::VerifyErrorKind;
@@ -159,11 +159,15 @@ impl Verifier<'_> {
                 if off % i64::from(size) != 0 {
                     return Err(VerifyErrorKind::MisalignedStack { off, size });
                 }
-                if let Stored::Reg(v) = value
-                    && let Kind::Stack(f) = v.kind
-                    && f > frame
-                {
-                    return Err(VerifyErrorKind::StackPtrToCaller);
+                if let Stored::Reg(v) = value {
+                    if v.kind.is_pointer() && size != 8 {
+                        return Err(VerifyErrorKind::SpillSize);
+                    }
+                    if let Kind::Stack(f) = v.kind
+                        && f > frame
+                    {
+                        return Err(VerifyErrorKind::StackPtrToCaller);
+                    }
                 }
                 let Some(f) = st.frames.get_mut(usize::from(frame)) else {
                     return Err(VerifyErrorKind::InvalidMemAccess { reg: base_reg, ty: "fp" });
@@ -367,6 +371,7 @@ impl Verifier<'_> {
         let mut map: Option<u32> = None;
         let mut alloc = 0u32;
         let mut release: Option<u32> = None;
+        let mut const_key: Option<u64> = None;
         for (i, &arg) in proto.args.iter().enumerate() {
             let r = i as u8 + 1;
             if arg == Arg::None {
@@ -403,6 +408,9 @@ impl Verifier<'_> {
                     };
                     let size = if arg == Arg::MapKey { spec.key_size } else { spec.value_size };
                     self.helper_mem(st, r, u64::from(size), arg == Arg::UninitMapValue)?;
+                    if arg == Arg::MapKey {
+                        const_key = stack_zero_key(st, &reg, size);
+                    }
                 }
                 Arg::Ctx => {
                     if reg.kind != Kind::Ctx {
@@ -501,9 +509,20 @@ impl Verifier<'_> {
             Ret::Void => Reg::NOT_INIT,
             Ret::MapValueOrNull => {
                 let m = map.unwrap_or(0);
-                let mut r = Reg::pointer(Kind::MapValueOrNull(m), 0);
-                r.id = self.new_id();
-                r
+                // An array's element at a constant index below max_entries always exists (the
+                // kernel's `can_elide_value_nullness`).
+                let present = self.maps.get(m as usize).is_some_and(|spec| {
+                    hid == id::MAP_LOOKUP_ELEM
+                        && matches!(spec.map_type, MapType::Array | MapType::PerCpuArray)
+                        && const_key.is_some_and(|k| k < u64::from(spec.max_entries))
+                });
+                if present {
+                    Reg::pointer(Kind::MapValue(m), 0)
+                } else {
+                    let mut r = Reg::pointer(Kind::MapValueOrNull(m), 0);
+                    r.id = self.new_id();
+                    r
+                }
             }
             Ret::RingbufMemOrNull => {
                 let mut r = Reg::pointer(Kind::RingbufMemOrNull(alloc), 0);
@@ -522,6 +541,22 @@ impl Verifier<'_> {
     }
 }
 
+/// The key a stack pointer points at when it is known: bytes written as zero (or a spilled
+/// zero) give key 0.
+fn stack_zero_key(st: &State, key: &Reg, size: u32) -> Option<u64> {
+    let Kind::Stack(frame) = key.kind else { return None };
+    let off = i64::from(key.off) + key.var.as_const()? as i64;
+    let f = st.frames.get(usize::from(frame))?;
+    let zero = (0..i64::from(size)).all(|i| {
+        let (k, b) = slot_of(off + i);
+        match f.slot(k) {
+            Slot::Bytes(bytes) => bytes[b] == Byte::Zero,
+            Slot::Spill(r) => r.kind == Kind::Scalar && r.var.as_const() == Some(0),
+        }
+    });
+    zero.then_some(0)
+}
+
 /// Slot and byte index of the stack byte at `off` (negative, from the frame's top).
 fn slot_of(off: i64) -> (usize, usize) {
     let k = ((-off - 1) / 8) as usize;
@@ -536,17 +571,15 @@ fn stack_read(f: &crate::state::Frame, off: i64, size: u32, privileged: bool) ->
                 return Ok(r);
             }
             if r.kind != Kind::Scalar {
-                if !privileged {
-                    return Err(VerifyErrorKind::FillSize);
-                }
-                return Ok(Reg::scalar(upto_bytes(size)));
+                return Err(VerifyErrorKind::FillSize);
             }
-            Ok(Reg::scalar(match r.var.as_const() {
-                Some(c) => {
-                    let v = c >> (b * 8);
-                    Scalar::konst(if size >= 8 { v } else { v & ((1u64 << (size * 8)) - 1) })
-                }
-                None => upto_bytes(size),
+            // Part of a spilled number: zero if it was zero, otherwise unknown (as the kernel
+            // reads it).
+            let _ = b;
+            Ok(Reg::scalar(if r.var.as_const() == Some(0) {
+                Scalar::konst(0)
+            } else {
+                upto_bytes(size)
             }))
         }
         Slot::Bytes(bytes) => {

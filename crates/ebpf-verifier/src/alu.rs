@@ -28,42 +28,27 @@ fn op_name(op: AluOp) -> &'static str {
     }
 }
 
-fn sdiv(a: u64, b: u64, w32: bool, modulo: bool) -> u64 {
-    if w32 {
-        let (a, b) = (a as i32, b as i32);
-        let r = match (b, modulo) {
-            (0, false) => 0,
-            (0, true) => a,
-            (_, false) => a.wrapping_div(b),
-            (_, true) => a.wrapping_rem(b),
-        };
-        u64::from(r as u32)
-    } else {
-        let (a, b) = (a as i64, b as i64);
-        (match (b, modulo) {
-            (0, false) => 0,
-            (0, true) => a,
-            (_, false) => a.wrapping_div(b),
-            (_, true) => a.wrapping_rem(b),
-        }) as u64
-    }
-}
-
 /// A scalar operation on 64 bits, or on the low 32 bits zero-extended.
 fn scalar_op(op: AluOp, width: Width, a: &Scalar, b: &Scalar) -> Scalar {
     let w32 = width == Width::W32;
+    // What the kernel (through 6.18) does not track gives any 64-bit value, even for 32-bit
+    // operations (its `is_safe_to_compute_dst_reg_range`): division, modulo, and shifts by a
+    // register that is not a constant below the width.
+    let bits: u32 = if w32 { 32 } else { 64 };
+    let untracked = match op {
+        AluOp::Div | AluOp::Mod | AluOp::SDiv | AluOp::SMod => true,
+        AluOp::Lsh | AluOp::Rsh | AluOp::Arsh => b.as_const().is_none_or(|c| c >= u64::from(bits)),
+        _ => false,
+    };
+    if untracked {
+        return Scalar::UNKNOWN;
+    }
     let (x, y) = if w32 { (a.zext32(), b.zext32()) } else { (*a, *b) };
-    let bits = if w32 { 32 } else { 64 };
     let r = match op {
         AluOp::Add => x.add(&y),
         AluOp::Sub => x.sub(&y),
         AluOp::Mul => x.mul(&y),
-        AluOp::Div => x.udiv(&y),
-        AluOp::Mod => x.umod(&y),
-        AluOp::SDiv | AluOp::SMod => match (x.as_const(), y.as_const()) {
-            (Some(p), Some(q)) => Scalar::konst(sdiv(p, q, w32, op == AluOp::SMod)),
-            _ => Scalar::UNKNOWN,
-        },
+        AluOp::Div | AluOp::Mod | AluOp::SDiv | AluOp::SMod => Scalar::UNKNOWN,
         AluOp::Or => x.or(&y),
         AluOp::And => x.and(&y),
         AluOp::Xor => x.xor(&y),
@@ -82,6 +67,26 @@ fn scalar_op(op: AluOp, width: Width, a: &Scalar, b: &Scalar) -> Scalar {
         AluOp::Mov => y,
     };
     if w32 { r.trunc32() } else { r }
+}
+
+/// The kernel's `check_reg_sane_offset`: offsets a pointer may carry (below 2^29 either way).
+fn sane_offset(v: &Scalar, fixed: i64, ty: &'static str) -> Result<()> {
+    if let Some(c) = v.as_const() {
+        let c = c as i64;
+        if c >= MAX_VAR_OFF || c <= -MAX_VAR_OFF {
+            return Err(VerifyErrorKind::PtrMathConst { value: c, ty });
+        }
+    }
+    if fixed >= MAX_VAR_OFF || fixed <= -MAX_VAR_OFF {
+        return Err(VerifyErrorKind::PtrOffset { off: fixed, ty });
+    }
+    if v.smin == i64::MIN {
+        return Err(VerifyErrorKind::UnboundedPtrMath { ty });
+    }
+    if v.smin >= MAX_VAR_OFF || v.smin <= -MAX_VAR_OFF {
+        return Err(VerifyErrorKind::PtrOutOfBounds { value: v.smin, ty });
+    }
+    Ok(())
 }
 
 impl Verifier<'_> {
@@ -197,21 +202,17 @@ impl Verifier<'_> {
             _ => return Err(VerifyErrorKind::PtrOp { reg: dst, op: op_name(op) }),
         }
         let ty = ptr.kind.name();
-        if off.smin == i64::MIN || ptr.var.smin == i64::MIN {
-            return Err(VerifyErrorKind::UnboundedPtrMath { ty });
-        }
+        sane_offset(&off, 0, ty)?;
+        sane_offset(&ptr.var, i64::from(ptr.off), ty)?;
         let mut r = ptr;
         match known {
             Some(c) => {
-                if c >= MAX_VAR_OFF || c <= -MAX_VAR_OFF {
-                    return Err(VerifyErrorKind::PtrOutOfBounds { value: c, ty });
-                }
                 let new =
                     if op == AluOp::Add { i64::from(ptr.off) + c } else { i64::from(ptr.off) - c };
+                r.off = new.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
                 if new >= MAX_VAR_OFF || new <= -MAX_VAR_OFF {
-                    return Err(VerifyErrorKind::PtrOutOfBounds { value: new, ty });
+                    return Err(VerifyErrorKind::PtrOffset { off: new, ty });
                 }
-                r.off = new as i32;
             }
             None => {
                 r.var = if op == AluOp::Add { ptr.var.add(&off) } else { ptr.var.sub(&off) };
@@ -221,6 +222,7 @@ impl Verifier<'_> {
                 }
             }
         }
+        sane_offset(&r.var, i64::from(r.off), ty)?;
         Ok(r)
     }
 

@@ -127,6 +127,22 @@ pub enum VerifyErrorKind {
         /// The pointer's type.
         ty: &'static str,
     },
+    /// A constant too large to add to a pointer.
+    #[error("math between {ty} pointer and {value} is not allowed")]
+    PtrMathConst {
+        /// The constant.
+        value: i64,
+        /// The pointer's type.
+        ty: &'static str,
+    },
+    /// A pointer's fixed offset past what the verifier tracks (2^29).
+    #[error("{ty} pointer offset {off} is not allowed")]
+    PtrOffset {
+        /// The offset.
+        off: i64,
+        /// The pointer's type.
+        ty: &'static str,
+    },
     /// A pointer moved past what the verifier tracks (2^29).
     #[error("value {value} makes {ty} pointer be out of bounds")]
     PtrOutOfBounds {
@@ -264,7 +280,10 @@ pub enum VerifyErrorKind {
         /// Its type.
         ty: &'static str,
     },
-    /// A partial read of a spilled pointer (unprivileged).
+    /// A pointer stored to the stack in fewer than 8 bytes.
+    #[error("invalid size of register spill")]
+    SpillSize,
+    /// A partial read of a spilled pointer.
     #[error("invalid size of register fill")]
     FillSize,
     /// `lddw map_fd(i)` with no map `i`.

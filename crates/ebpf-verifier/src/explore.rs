@@ -455,6 +455,18 @@ impl<'a> Verifier<'a> {
                 return Ok((Some(fall), Some(taken)));
             }
         }
+        // A pointer that cannot be null against 0: the result is known (and reveals nothing).
+        if width == Width::W64 && matches!(rel, Rel::Eq | Rel::Ne) {
+            let never_null = |x: &Reg| {
+                x.kind.is_pointer()
+                    && !matches!(x.kind, Kind::MapValueOrNull(_) | Kind::RingbufMemOrNull(_))
+            };
+            let zero = |x: &Reg| x.kind == Kind::Scalar && x.var.as_const() == Some(0);
+            if (never_null(&a) && zero(&b)) || (zero(&a) && never_null(&b)) {
+                let same = Some(st.clone());
+                return Ok(if rel == Rel::Eq { (same, None) } else { (None, same) });
+            }
+        }
         if a.kind.is_pointer() || b.kind.is_pointer() {
             if !self.options.privileged {
                 let r = if a.kind.is_pointer() { dst } else { src_reg.unwrap_or(dst) };

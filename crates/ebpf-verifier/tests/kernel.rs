@@ -103,3 +103,84 @@ fn agrees_with_the_kernel_verifier() {
         .collect();
     assert!(unexpected.is_empty(), "disagreements with the kernel: {unexpected:#?}");
 }
+
+/// Random programs from the soundness generator, loaded into the kernel as a privileged
+/// loader: sift never accepts a program the kernel refuses (the kernel may accept more: it
+/// tracks liveness and precision, which prune more, and knows more helpers and fields).
+/// `SIFT_KERNEL_RANDOM_PROGRAMS=N` changes the number (default 3,000).
+#[test]
+fn random_programs_refused_by_the_kernel_are_refused() {
+    use common::generator::{Rng, map_spec, program};
+    let count: u64 = std::env::var("SIFT_KERNEL_RANDOM_PROGRAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3_000);
+    let spec = map_spec();
+    let map = match bpf::map_create(
+        spec.map_type as u32,
+        spec.key_size,
+        spec.value_size,
+        spec.max_entries,
+        0,
+    ) {
+        Ok(fd) => fd,
+        Err(e) => {
+            return sift_testkit::oracle_missing("kernel bpf(2) BPF_MAP_CREATE", e).unwrap_or(());
+        }
+    };
+    let maps = [spec];
+    let mut r = Rng(0x00c0_ffee_1234_5679);
+    let (mut both_accept, mut both_refuse, mut kernel_only, mut sift_only) =
+        (0u64, 0u64, 0u64, Vec::new());
+    for _ in 0..count {
+        let insns = program(&mut r);
+        let slots = sift_ebpf::encode_program(&insns);
+        let ours = verify_with(
+            &slots,
+            sift_ebpf_verifier::ProgType::Xdp,
+            &maps,
+            VerifyOptions { privileged: true },
+        );
+        let mut patched = slots.clone();
+        for s in patched.iter_mut().filter(|s| s.is_ld_imm64() && s.src == 1) {
+            s.imm = map.as_raw_fd();
+        }
+        let bytes: Vec<u8> = patched.iter().flat_map(|s| s.encode()).collect();
+        let kernel = bpf::prog_load(6, &bytes, None);
+        match (&kernel, &ours) {
+            (Ok(_), Ok(_)) => both_accept += 1,
+            (Err(_), Err(_)) => both_refuse += 1,
+            (Ok(_), Err(e)) => {
+                kernel_only += 1;
+                if kernel_only <= 3 {
+                    eprintln!(
+                        "accepted by the kernel only: {e}\n{}",
+                        sift_ebpf::asm::print(&insns)
+                    );
+                }
+            }
+            (Err(e), Ok(_)) => {
+                let mut log = vec![0u8; 1 << 20];
+                let _ = bpf::prog_load(6, &bytes, Some(&mut log));
+                let end = log.iter().position(|&b| b == 0).unwrap_or(0);
+                let text = String::from_utf8_lossy(&log[..end]).into_owned();
+                let tail: Vec<&str> = text.lines().rev().take(3).collect();
+                sift_only.push(format!(
+                    "errno {:?}: {:?}\n{}",
+                    e.raw_os_error(),
+                    tail,
+                    sift_ebpf::asm::print(&insns)
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "random programs vs the kernel: {count}: {both_accept} accepted by both, {both_refuse} refused by both, {kernel_only} accepted by the kernel only, {} by sift only",
+        sift_only.len()
+    );
+    assert!(
+        sift_only.is_empty(),
+        "accepted by sift, refused by the kernel:\n{}",
+        sift_only.iter().take(5).cloned().collect::<Vec<_>>().join("\n---\n")
+    );
+}

@@ -2,6 +2,8 @@
 //! on the first line, the program in the conformance assembly syntax below it.
 #![allow(dead_code)]
 
+pub mod generator;
+
 use std::path::{Path, PathBuf};
 
 use sift_ebpf::{EbpfInsn, MapSpec, MapType};
