@@ -455,12 +455,10 @@ impl<'a> Verifier<'a> {
                 return Ok((Some(fall), Some(taken)));
             }
         }
-        // A pointer that cannot be null against 0: the result is known (and reveals nothing).
+        // A map value or memory pointer (never null) against 0: the result is known (the
+        // kernel's `reg_not_null`; it does not count packet, stack or context pointers).
         if width == Width::W64 && matches!(rel, Rel::Eq | Rel::Ne) {
-            let never_null = |x: &Reg| {
-                x.kind.is_pointer()
-                    && !matches!(x.kind, Kind::MapValueOrNull(_) | Kind::RingbufMemOrNull(_))
-            };
+            let never_null = |x: &Reg| matches!(x.kind, Kind::MapValue(_) | Kind::RingbufMem(_));
             let zero = |x: &Reg| x.kind == Kind::Scalar && x.var.as_const() == Some(0);
             if (never_null(&a) && zero(&b)) || (zero(&a) && never_null(&b)) {
                 let same = Some(st.clone());

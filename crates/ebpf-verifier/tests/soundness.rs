@@ -3,7 +3,7 @@
 //! arithmetic, forward branches) are verified, and every program the verifier accepts runs
 //! under the checked VM on packets of several lengths without a memory fault.
 //!
-//! `SIFT_SOUNDNESS_PROGRAMS=N` changes the number of programs (default 100,000),
+//! `SIFT_SOUNDNESS_PROGRAMS=N` changes the number of programs (default 300,000),
 //! `SIFT_SOUNDNESS_SEED=S` the generator's seed.
 
 mod common;
@@ -56,7 +56,7 @@ fn accepted_programs_never_fault() {
     let count = std::env::var("SIFT_SOUNDNESS_PROGRAMS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000);
+        .unwrap_or(300_000);
     let seed = std::env::var("SIFT_SOUNDNESS_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
