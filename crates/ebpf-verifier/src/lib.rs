@@ -5,7 +5,7 @@
 //!
 //! The model is the kernel's, sound first:
 //!
-//! * [`cfg`]: control flow before any path: functions, jumps inside their function, no fall
+//! * [`cfg`](mod@cfg): control flow before any path: functions, jumps inside their function, no fall
 //!   off the end, no unreachable instruction, prune points.
 //! * [`scalar`]: numbers as known bits ([`scalar::Tnum`]) and signed/unsigned 64/32-bit ranges,
 //!   with sound arithmetic and branch refinement.
