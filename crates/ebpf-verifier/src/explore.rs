@@ -34,6 +34,9 @@ pub(crate) type Result<T> = std::result::Result<T, VerifyErrorKind>;
 /// A stored state.
 struct Node {
     state: State,
+    /// [`fingerprint`] of the state: unfinished states are compared for equality only when it
+    /// matches.
+    print: u64,
     /// Paths below this state still being explored.
     branches: u32,
     parent: Option<usize>,
@@ -66,7 +69,8 @@ pub(crate) struct Verifier<'a> {
     id_gen: u32,
     processed: u64,
     nodes: Vec<Node>,
-    at: HashMap<usize, Vec<usize>>,
+    /// Stored states by slot.
+    at: Vec<Vec<usize>>,
     pending: Vec<Path>,
     stored_bytes: usize,
     pending_bytes: usize,
@@ -84,6 +88,7 @@ pub(crate) fn init_frame(callsite: usize, subprog: usize, frameno: u8) -> Frame 
 
 impl<'a> Verifier<'a> {
     pub(crate) fn new(cfg: Cfg, prog: ProgType, maps: &'a [MapSpec], options: Options) -> Self {
+        let n = cfg.insn_at.len();
         Verifier {
             cfg,
             prog,
@@ -92,7 +97,7 @@ impl<'a> Verifier<'a> {
             id_gen: 0,
             processed: 0,
             nodes: Vec::new(),
-            at: HashMap::new(),
+            at: vec![Vec::new(); n],
             pending: Vec::new(),
             stored_bytes: 0,
             pending_bytes: 0,
@@ -138,7 +143,7 @@ impl<'a> Verifier<'a> {
             }
         }
         self.check_stack_sizes()?;
-        let max_states_per_insn = self.at.values().map(Vec::len).max().unwrap_or(0);
+        let max_states_per_insn = self.at.iter().map(Vec::len).max().unwrap_or(0);
         Ok(Report {
             processed: self.processed,
             max_states_per_insn,
@@ -151,19 +156,18 @@ impl<'a> Verifier<'a> {
     fn visit(&mut self, path: &mut Path) -> Result<bool> {
         let pc = path.pc;
         let mut looping = false;
-        if let Some(list) = self.at.get(&pc) {
-            for &n in list {
-                let node = &self.nodes[n];
-                if node.branches > 0 {
-                    if node.state == path.state {
-                        return Err(VerifyErrorKind::InfiniteLoop(pc));
-                    }
-                    looping = true;
-                    continue;
+        let print = fingerprint(&path.state);
+        for &n in &self.at[pc] {
+            let node = &self.nodes[n];
+            if node.branches > 0 {
+                if node.print == print && node.state == path.state {
+                    return Err(VerifyErrorKind::InfiniteLoop(pc));
                 }
-                if node.state.subsumes(&path.state) {
-                    return Ok(true);
-                }
+                looping = true;
+                continue;
+            }
+            if node.state.subsumes(&path.state) {
+                return Ok(true);
             }
         }
         // Inside a loop, store a state only now and then (the kernel's heuristic): each
@@ -171,7 +175,7 @@ impl<'a> Verifier<'a> {
         if looping && path.jmps_since < 20 && path.insns_since < 100 {
             return Ok(false);
         }
-        let list_len = self.at.get(&pc).map_or(0, Vec::len);
+        let list_len = self.at[pc].len();
         let bytes = path.state.approx_bytes();
         if list_len >= STATES_PER_INSN
             || self.nodes.len() >= STATES_TOTAL
@@ -181,8 +185,13 @@ impl<'a> Verifier<'a> {
         }
         self.stored_bytes += bytes;
         let id = self.nodes.len();
-        self.nodes.push(Node { state: path.state.clone(), branches: 1, parent: path.parent });
-        self.at.entry(pc).or_default().push(id);
+        self.nodes.push(Node {
+            state: path.state.clone(),
+            print,
+            branches: 1,
+            parent: path.parent,
+        });
+        self.at[pc].push(id);
         path.parent = Some(id);
         path.jmps_since = 0;
         path.insns_since = 0;
@@ -518,6 +527,19 @@ impl<'a> Verifier<'a> {
         }
         Ok(())
     }
+}
+
+/// A cheap digest of the innermost frame's registers (equal states have equal digests).
+fn fingerprint(st: &State) -> u64 {
+    let mut h = st.frames.len() as u64;
+    for r in &st.cur().regs {
+        for v in
+            [r.off as u64, r.var.var.value, r.var.var.mask, r.var.umin, r.var.umax, r.range.into()]
+        {
+            h = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        }
+    }
+    h
 }
 
 /// After a null check: every register with `id` becomes null (scalar 0) or the pointer.
