@@ -116,9 +116,14 @@ pub fn prog_load(prog_type: u32, insns: &[u8], log: Option<&mut [u8]>) -> io::Re
         attr.log_size = u32::try_from(log.len()).unwrap_or(u32::MAX);
         attr.log_buf = log.as_mut_ptr() as u64;
     }
+    load(&mut attr)
+}
+
+/// `BPF_PROG_LOAD` with the retries [`prog_load`] describes.
+fn load(attr: &mut ProgLoadAttr) -> io::Result<OwnedFd> {
     let mut attempts = 1;
     let fd = loop {
-        match bpf(BPF_PROG_LOAD, &mut attr) {
+        match bpf(BPF_PROG_LOAD, attr) {
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && attempts < PROG_LOAD_ATTEMPTS => {
                 attempts += 1;
             }
@@ -333,22 +338,7 @@ pub fn prog_load_licensed(prog_type: u32, insns: &[u8], license: &str) -> io::Re
         ..ProgLoadAttr::default()
     };
     attr.prog_name[..4].copy_from_slice(b"sift");
-    let mut attempts = 1;
-    let fd = loop {
-        match bpf(BPF_PROG_LOAD, &mut attr) {
-            Err(e)
-                if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOMEM))
-                    && attempts < PROG_LOAD_ATTEMPTS =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(2 << (2 * attempts)));
-                attempts += 1;
-            }
-            other => break other?,
-        }
-    };
-    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
-    // SAFETY: BPF_PROG_LOAD returned a new descriptor that nobody else owns.
-    unsafe { crate::owned_fd(fd) }
+    load(&mut attr)
 }
 
 #[cfg(test)]

@@ -1,0 +1,2 @@
+# prog=xdp
+mov %r0, 0

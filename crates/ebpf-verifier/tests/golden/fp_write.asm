@@ -1,0 +1,4 @@
+# prog=xdp
+mov %r10, 0
+mov %r0, 0
+exit

@@ -1,0 +1,4 @@
+# prog=xdp
+mov %r0, 0
+loop:
+ja loop

@@ -1,0 +1,4 @@
+# prog=xdp
+call runtime 7
+mov %r0, 0
+exit

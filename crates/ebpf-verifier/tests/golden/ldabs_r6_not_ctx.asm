@@ -1,0 +1,4 @@
+# prog=tc
+mov %r6, 0
+ldabsh 12
+exit

@@ -1,0 +1,4 @@
+# prog=xdp maps=hash:4:8:16
+lddw %r1, map_fd(3)
+mov %r0, 2
+exit

@@ -1,0 +1,2 @@
+# prog=xdp  exit without r0
+exit

@@ -1,0 +1,6 @@
+# prog=xdp maps=hash:4:4:4
+lddw %r1, map_fd(0)
+mov %r2, 0
+mov %r3, 0
+call 51
+exit

@@ -1,0 +1,3 @@
+# prog=xdp
+mov %r0, %r5
+exit

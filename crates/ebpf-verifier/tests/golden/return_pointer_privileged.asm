@@ -1,0 +1,3 @@
+# prog=xdp privileged  a pointer returned by a privileged loader
+mov %r0, %r10
+exit

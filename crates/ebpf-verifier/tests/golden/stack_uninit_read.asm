@@ -1,0 +1,3 @@
+# prog=xdp
+ldxdw %r0, [%r10-16]
+exit

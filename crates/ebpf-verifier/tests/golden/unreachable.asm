@@ -1,0 +1,5 @@
+# prog=xdp
+mov %r0, 0
+exit
+mov %r0, 1
+exit

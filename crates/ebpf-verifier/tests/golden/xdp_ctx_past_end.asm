@@ -1,0 +1,3 @@
+# prog=xdp
+ldxw %r0, [%r1+24]
+exit
