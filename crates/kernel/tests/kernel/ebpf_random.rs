@@ -7,6 +7,8 @@
 //! the packet as the program left it must be the same. Every program ends by storing its
 //! scalar registers into the packet, so the output packet carries the whole register state.
 //!
+//! sift's verifier must accept every one of them too (the kernel accepts them all).
+//!
 //! `SIFT_EBPF_RANDOM=N` changes the number of programs (default 100,000; `SIFT_EBPF_SEED`
 //! the seed). Needs root.
 
@@ -441,6 +443,7 @@ fn random_programs_agree_with_the_kernel() {
     let mut r = Rng(seed);
     let (mut agreed, mut refused) = (0u64, Vec::new());
     let mut cmpxchg32 = Vec::new();
+    let mut verifier_refused = Vec::new();
     let mut wrong = Vec::new();
     let mut out = vec![0u8; 4096];
     for n in 0..count {
@@ -468,6 +471,18 @@ fn random_programs_agree_with_the_kernel() {
                 continue;
             }
         };
+        // sift's verifier (as root loads: privileged) accepts what the kernel accepted.
+        let options = sift_ebpf_verifier::Options { privileged: true };
+        if let Err(e) =
+            sift_ebpf_verifier::verify_with(&prog, sift_ebpf_verifier::ProgType::Xdp, &[], options)
+        {
+            if verifier_refused.len() < 5 {
+                verifier_refused
+                    .push(format!("program {n}: {e}\n{}", sift_ebpf::listing::objdump(&prog)));
+            } else {
+                verifier_refused.push(String::new());
+            }
+        }
         let kernel = bpf::prog_test_run_out(&fd, &packet, &mut out).expect("BPF_PROG_TEST_RUN");
         let mut vm = sift_ebpf_vm::Vm::load(&prog, sift_ebpf_vm::Helpers::new())
             .unwrap_or_else(|e| panic!("program {n}: the VM refuses what the kernel loaded: {e}"));
@@ -518,7 +533,17 @@ fn random_programs_agree_with_the_kernel() {
         cmpxchg32.len(),
         cmpxchg32
     );
+    println!(
+        "sift's verifier refused {} of the programs the kernel accepted",
+        verifier_refused.len()
+    );
     assert!(wrong.is_empty(), "{} differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        verifier_refused.is_empty(),
+        "sift's verifier refused {} programs the kernel accepted:\n{}",
+        verifier_refused.len(),
+        verifier_refused.join("\n")
+    );
     // The generator writes programs the kernel accepts; a refusal is a generator bug.
     assert!(refused.is_empty(), "{} refused:\n{}", refused.len(), refused.join("\n"));
 }
