@@ -562,3 +562,80 @@ fn damaged_objects_are_refused_without_panics() {
         let _ = Object::parse(&b);
     }
 }
+
+/// C programs the kernel's verifier refuses (`tests/c/bad_*.c`), each for one rule.
+const REFUSED: &[&str] =
+    &["bad_no_bounds", "bad_off_by_one", "bad_null_value", "bad_ctx_write", "bad_socket_direct"];
+
+/// The kernel's verdict on a program (maps created, `lddw`s patched): `Err` with the last line
+/// of the verifier's log on a refusal.
+fn kernel_verdict(object: &Object, p: &ObjProgram) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let maps: Vec<OwnedFd> = object
+        .maps
+        .iter()
+        .map(|m| {
+            sift_sys::bpf::map_create(
+                m.map_type as u32,
+                m.key_size,
+                m.value_size,
+                m.max_entries,
+                m.flags,
+            )
+            .unwrap_or_else(|e| panic!("map {}: {e}", m.name))
+        })
+        .collect();
+    let mut insns: Vec<EbpfInsn> = p.insns.clone();
+    for (slot, m) in p.map_references() {
+        insns[slot].imm = maps[m].as_raw_fd();
+    }
+    let bytes: Vec<u8> = insns.iter().flat_map(EbpfInsn::encode).collect();
+    let mut log = vec![0u8; 1 << 20];
+    match sift_sys::bpf::prog_load(p.prog_type.number(), &bytes, Some(&mut log)) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let log = String::from_utf8_lossy(&log[..end]);
+            let why = log.lines().rev().find(|l| !l.starts_with("processed ")).unwrap_or("");
+            Err(format!("{e}: {why}"))
+        }
+    }
+}
+
+/// sift's verifier (as for root, as the kernel here) accepts the corpus programs the kernel
+/// accepts and refuses the ones it refuses.
+#[test]
+fn verifier_agrees_with_the_kernel_on_the_corpus() {
+    use sift_ebpf_verifier::{Options, ProgType as VerifierType, verify_with};
+    if !kernel_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let names = EXPECTED.iter().map(|e| e.0).chain(REFUSED.iter().copied());
+    let (mut accepted, mut refused) = (0, 0);
+    let mut report = Vec::new();
+    for name in names {
+        let Some(object) = load(name, dir.path()) else { return };
+        for p in &object.programs {
+            let t = match p.prog_type {
+                ProgType::Xdp => VerifierType::Xdp,
+                ProgType::SchedCls => VerifierType::SchedCls,
+                ProgType::SocketFilter => VerifierType::SocketFilter,
+                ProgType::Unspec => unreachable!("the corpus types its programs"),
+            };
+            let kernel = kernel_verdict(&object, p);
+            let ours = verify_with(&p.insns, t, &object.maps, Options { privileged: true });
+            match (&kernel, &ours) {
+                (Ok(()), Ok(_)) => accepted += 1,
+                (Err(k), Err(s)) => {
+                    refused += 1;
+                    report.push(format!("{name}/{}: kernel {k}; sift {s}", p.name));
+                }
+                _ => panic!("{name}/{}: kernel {kernel:?}, sift {ours:?}", p.name),
+            }
+            assert_eq!(name.starts_with("bad_"), kernel.is_err(), "{name}: {kernel:?}");
+        }
+    }
+    println!("{accepted} accepted by both, {refused} refused by both:\n{}", report.join("\n"));
+    assert_eq!(refused, REFUSED.len());
+}

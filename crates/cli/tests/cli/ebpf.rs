@@ -135,3 +135,38 @@ fn run_xdp_over_a_capture_with_a_map() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn verify_accepts_or_locates_the_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.asm");
+    // data, data_end; 14 bytes proven before the EtherType is read.
+    std::fs::write(
+        &good,
+        "ldxw %r2, [%r1+0]\nldxw %r3, [%r1+4]\nmov %r0, 2\nmov %r4, %r2\nadd %r4, 14\n\
+         jgt %r4, %r3, +1\nldxh %r0, [%r2+12]\nexit\n",
+    )
+    .unwrap();
+    let o = sift(&["ebpf", "verify", good.to_str().unwrap()], "");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).ends_with("good.asm: accepted (9 instructions processed, 3 states)\n"));
+    // Without the comparison: refused where the packet is read.
+    let bad = dir.path().join("bad.asm");
+    std::fs::write(&bad, "ldxw %r2, [%r1+0]\nmov %r0, 2\nldxh %r0, [%r2+12]\nexit\n").unwrap();
+    let o = sift(&["ebpf", "verify", bad.to_str().unwrap()], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).ends_with(
+            "bad.asm: instruction 2: invalid access to packet, off=12 size=2, R2(id=0,off=0,r=0)\n"
+        ),
+        "{}",
+        text(&o.stdout)
+    );
+    // As a socket filter, offset 0 of the context is `len`, a number, not a packet pointer.
+    let o = sift(&["ebpf", "verify", "--type", "socket", good.to_str().unwrap()], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).ends_with("instruction 6: R2 invalid mem access 'scalar'\n"));
+    let o = sift(&["ebpf", "verify", "--type", "nope", good.to_str().unwrap()], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), "sift: --type nope: expected xdp, tc or socket\n");
+}
