@@ -367,13 +367,13 @@ fn verify(
     type_name: &str,
     unprivileged: bool,
 ) -> anyhow::Result<ExitCode> {
-    use sift_ebpf_verifier::{Options, ProgType as VerifierType, verify_with};
-    let given = VerifierType::from_name(type_name)
+    use sift_ebpf_verifier::{Options, verify_with};
+    let given = ProgType::from_name(type_name)
         .with_context(|| format!("--type {type_name}: expected xdp, tc or socket"))?;
     let options = Options { privileged: !unprivileged };
     let raw = read(prog)?;
     // (name, program, type) for each program to check, and the maps they name.
-    let mut programs: Vec<(String, Vec<EbpfInsn>, VerifierType)> = Vec::new();
+    let mut programs: Vec<(String, Vec<EbpfInsn>, ProgType)> = Vec::new();
     let mut maps: Vec<MapSpec> = Vec::new();
     if raw.starts_with(b"\x7fELF") {
         let object = Object::parse(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
@@ -384,12 +384,7 @@ fn verify(
             None => object.programs.iter().collect(),
         };
         for p in chosen {
-            let t = match p.prog_type {
-                ProgType::Xdp => VerifierType::Xdp,
-                ProgType::SchedCls => VerifierType::SchedCls,
-                ProgType::SocketFilter => VerifierType::SocketFilter,
-                ProgType::Unspec => given,
-            };
+            let t = if p.prog_type == ProgType::Unspec { given } else { p.prog_type };
             programs.push((format!("{} ({})", prog.display(), p.section), p.insns.clone(), t));
         }
         maps = object.maps;

@@ -41,65 +41,11 @@
 pub mod btf;
 mod load;
 
+pub use sift_ebpf::ProgType;
 use sift_ebpf::{EbpfInsn, MapSpec};
 use thiserror::Error;
 
 pub use load::BPF_F_RDONLY_PROG;
-
-/// A program's type, from its section name (libbpf's names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProgType {
-    /// `BPF_PROG_TYPE_XDP` (`xdp`, `xdp/…`, `xdp.frags`).
-    Xdp,
-    /// `BPF_PROG_TYPE_SCHED_CLS` (`tc`, `tc/…`, `tcx/…`, `classifier`, `classifier/…`).
-    SchedCls,
-    /// `BPF_PROG_TYPE_SOCKET_FILTER` (`socket`, `socket/…`).
-    SocketFilter,
-    /// No type: the program of an object with only `.text` (ubpf's and rbpf's objects).
-    Unspec,
-}
-
-impl ProgType {
-    /// The kernel's `enum bpf_prog_type` number.
-    pub fn number(self) -> u32 {
-        match self {
-            ProgType::Unspec => 0,
-            ProgType::SocketFilter => 1,
-            ProgType::SchedCls => 3,
-            ProgType::Xdp => 6,
-        }
-    }
-
-    /// The type a section name gives, as libbpf reads it.
-    pub fn from_section(name: &str) -> Option<ProgType> {
-        let is = |prefix: &str| name == prefix || name.starts_with(&format!("{prefix}/"));
-        if is("xdp") || is("xdp.frags") {
-            Some(ProgType::Xdp)
-        } else if is("tc") || is("classifier") || name.starts_with("tcx/") {
-            Some(ProgType::SchedCls)
-        } else if is("socket") {
-            Some(ProgType::SocketFilter)
-        } else {
-            None
-        }
-    }
-
-    /// The kernel's name without `BPF_PROG_TYPE_` (`XDP`, `SCHED_CLS`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ProgType::Xdp => "XDP",
-            ProgType::SchedCls => "SCHED_CLS",
-            ProgType::SocketFilter => "SOCKET_FILTER",
-            ProgType::Unspec => "UNSPEC",
-        }
-    }
-}
-
-impl std::fmt::Display for ProgType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// One program of an object, linked: its code first, then each subprogram it calls
 /// (transitively), calls and map references relocated.

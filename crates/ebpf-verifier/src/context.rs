@@ -98,6 +98,8 @@ pub fn access(prog: ProgType, off: i64, size: u32, write: bool) -> Option<CtxFie
             })
         }
         ProgType::SchedCls | ProgType::SocketFilter => skb_access(prog, off, size, write),
+        // Refused before exploring.
+        ProgType::Unspec => None,
     }
 }
 

@@ -24,6 +24,9 @@ pub enum VerifyErrorKind {
     /// No instructions.
     #[error("empty program")]
     Empty,
+    /// No program type, so no context to check accesses against.
+    #[error("no program type (xdp, tc or socket)")]
+    NoProgType,
     /// More slots than the kernel takes.
     #[error("program of {0} instructions is too long (max {max})", max = crate::MAX_INSNS)]
     TooLong(usize),

@@ -44,38 +44,9 @@ pub const PROCESSED_LIMIT: u64 = 1_000_000;
 /// Paths that may be pending at once (the kernel's `BPF_COMPLEXITY_LIMIT_JMP_SEQ`).
 pub const PENDING_LIMIT: usize = 8192;
 
-/// The program types this verifier knows (`enum bpf_prog_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProgType {
-    /// `BPF_PROG_TYPE_SOCKET_FILTER` (1): `__sk_buff`, no direct packet access.
-    SocketFilter,
-    /// `BPF_PROG_TYPE_SCHED_CLS` (3): tc, `__sk_buff` with direct packet access.
-    SchedCls,
-    /// `BPF_PROG_TYPE_XDP` (6): `xdp_md`.
-    Xdp,
-}
-
-impl ProgType {
-    /// The kernel's number.
-    pub fn number(self) -> u32 {
-        match self {
-            ProgType::SocketFilter => 1,
-            ProgType::SchedCls => 3,
-            ProgType::Xdp => 6,
-        }
-    }
-
-    /// The type a name stands for: `xdp`, `tc` / `sched_cls` / `classifier`, `socket` /
-    /// `socket_filter`.
-    pub fn from_name(name: &str) -> Option<ProgType> {
-        Some(match name {
-            "xdp" => ProgType::Xdp,
-            "tc" | "sched_cls" | "classifier" => ProgType::SchedCls,
-            "socket" | "socket_filter" => ProgType::SocketFilter,
-            _ => return None,
-        })
-    }
-}
+/// The program type: a context's rules come from it. [`ProgType::Unspec`] is refused (there
+/// is no context to check against).
+pub use sift_ebpf::ProgType;
 
 /// How the verifier judges what is not a memory-safety question.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,6 +88,9 @@ pub fn verify_with(
     }
     if slots.len() > MAX_INSNS {
         return Err(VerifyError { insn: 0, kind: VerifyErrorKind::TooLong(slots.len()) });
+    }
+    if prog == ProgType::Unspec {
+        return Err(VerifyError { insn: 0, kind: VerifyErrorKind::NoProgType });
     }
     let located = sift_ebpf::decode_program(slots)
         .map_err(|e| VerifyError { insn: e.index, kind: VerifyErrorKind::Decode(e.kind) })?;

@@ -20,6 +20,7 @@
 //! * [`text`]: the verifier log's notation ([`Disasm`], and `Display` for a program).
 //! * [`helper_ids`]: the kernel's helper numbers and names ([`helper_name`], [`helper_id`]).
 //! * [`map_type`]: the kernel's map types ([`MapType`]) and a declared map ([`MapSpec`]).
+//! * [`prog_type`]: the kernel's program types ([`ProgType`]), by number, section and name.
 //! * [`skb`]: the `__sk_buff` context offsets the translation and a test run share.
 //! * [`from_cbpf`]: classic → eBPF for `SCHED_CLS` with classic semantics ([`translate`],
 //!   [`translate_local_exits`], [`TranslateError`]).
@@ -33,6 +34,7 @@ pub mod insn;
 pub mod isa;
 pub mod listing;
 pub mod map_type;
+pub mod prog_type;
 pub mod skb;
 pub mod text;
 
@@ -46,4 +48,5 @@ pub use isa::{
     IsaVersion, Located, Operand, Size, Width, decode_bytes, decode_program, encode_program,
 };
 pub use map_type::{MapSpec, MapType};
+pub use prog_type::ProgType;
 pub use text::Disasm;
