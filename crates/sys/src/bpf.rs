@@ -173,6 +173,159 @@ pub fn is_log_truncated(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::ENOSPC)
 }
 
+// ---- map commands (sift-ebpf-vm's kernel differential tests) ----------------------------
+
+/// `BPF_PROG_TYPE_XDP`.
+pub const BPF_PROG_TYPE_XDP: u32 = 6;
+/// `BPF_MAP_CREATE`.
+const BPF_MAP_CREATE: libc::c_long = 0;
+/// `BPF_MAP_LOOKUP_ELEM`.
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+/// `BPF_MAP_UPDATE_ELEM`.
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+/// `BPF_MAP_DELETE_ELEM`.
+const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
+/// `BPF_MAP_GET_NEXT_KEY`.
+const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+/// `BPF_MAP_LOOKUP_AND_DELETE_ELEM`.
+const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
+
+/// `union bpf_attr` for `BPF_MAP_CREATE` (the fields up to `map_name`).
+#[repr(C)]
+#[derive(Default)]
+struct MapCreateAttr {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    inner_map_fd: u32,
+    numa_node: u32,
+    map_name: [u8; 16],
+}
+
+/// `union bpf_attr` for the element commands.
+#[repr(C)]
+#[derive(Default)]
+struct MapElemAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+impl Attr for MapCreateAttr {}
+impl Attr for MapElemAttr {}
+
+/// `BPF_MAP_CREATE`: a map of `map_type` (the kernel's number) named `sift`.
+pub fn map_create(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+) -> io::Result<OwnedFd> {
+    let mut attr = MapCreateAttr {
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        map_flags,
+        ..Default::default()
+    };
+    attr.map_name[..4].copy_from_slice(b"sift");
+    let fd = bpf(BPF_MAP_CREATE, &mut attr)?;
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("bad fd"))?;
+    // SAFETY: BPF_MAP_CREATE returned a new descriptor that nobody else owns.
+    unsafe { crate::owned_fd(fd) }
+}
+
+fn map_elem(
+    cmd: libc::c_long,
+    map: impl AsFd,
+    key: Option<&[u8]>,
+    value: u64,
+    flags: u64,
+) -> io::Result<()> {
+    let mut attr = MapElemAttr {
+        map_fd: map.as_fd().as_raw_fd() as u32,
+        key: key.map_or(0, |k| k.as_ptr() as u64),
+        value,
+        flags,
+        ..Default::default()
+    };
+    bpf(cmd, &mut attr).map(|_| ())
+}
+
+/// `BPF_MAP_LOOKUP_ELEM`: the value of `key` into `value` (its size is the map's value size;
+/// per-CPU maps: one value per possible CPU, each rounded up to 8 bytes). Queues and stacks
+/// (empty `key`) peek.
+pub fn map_lookup_elem(map: impl AsFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+    let key = (!key.is_empty()).then_some(key);
+    map_elem(BPF_MAP_LOOKUP_ELEM, map, key, value.as_mut_ptr() as u64, 0)
+}
+
+/// `BPF_MAP_UPDATE_ELEM` with `flags` (`BPF_ANY` 0, `BPF_NOEXIST` 1, `BPF_EXIST` 2); queues
+/// and stacks (empty `key`) push.
+pub fn map_update_elem(map: impl AsFd, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+    let key = (!key.is_empty()).then_some(key);
+    map_elem(BPF_MAP_UPDATE_ELEM, map, key, value.as_ptr() as u64, flags)
+}
+
+/// `BPF_MAP_DELETE_ELEM`.
+pub fn map_delete_elem(map: impl AsFd, key: &[u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_DELETE_ELEM, map, Some(key), 0, 0)
+}
+
+/// `BPF_MAP_GET_NEXT_KEY`: the key after `key` (the first for `None`) into `next`; `ENOENT`
+/// after the last.
+pub fn map_get_next_key(map: impl AsFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_GET_NEXT_KEY, map, key, next.as_mut_ptr() as u64, 0)
+}
+
+/// `BPF_MAP_LOOKUP_AND_DELETE_ELEM` without a key: a queue's or stack's pop into `value`.
+pub fn map_pop_elem(map: impl AsFd, value: &mut [u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_LOOKUP_AND_DELETE_ELEM, map, None, value.as_mut_ptr() as u64, 0)
+}
+
+/// What [`prog_test_run_data`] reports: the return value and the packet and context as the
+/// program left them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestRunOut {
+    /// The program's return value (`r0`).
+    pub retval: u32,
+    /// The packet afterwards (`data_out`).
+    pub data: Vec<u8>,
+}
+
+/// `BPF_PROG_TEST_RUN` once on `data` with the context `ctx` (empty: the kernel's default),
+/// returning the packet as the program left it (up to `out_capacity` bytes).
+pub fn prog_test_run_data(
+    prog: impl AsFd,
+    data: &[u8],
+    ctx: &[u8],
+    out_capacity: usize,
+) -> io::Result<TestRunOut> {
+    let mut out = vec![0u8; out_capacity];
+    let mut attr = TestRunAttr {
+        prog_fd: prog.as_fd().as_raw_fd() as u32,
+        data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
+        data_in: data.as_ptr() as u64,
+        data_size_out: u32::try_from(out.len()).unwrap_or(u32::MAX),
+        data_out: out.as_mut_ptr() as u64,
+        repeat: 1,
+        ctx_size_in: u32::try_from(ctx.len()).unwrap_or(u32::MAX),
+        ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
+        ..TestRunAttr::default()
+    };
+    bpf(BPF_PROG_TEST_RUN, &mut attr)?;
+    out.truncate((attr.data_size_out as usize).min(out_capacity));
+    Ok(TestRunOut { retval: attr.retval, data: out })
+}
+
+// ---- end of map commands -------------------------------------------------------------------
+
 #[cfg(test)]
 mod tests {
     use super::*;
