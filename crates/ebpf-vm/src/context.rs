@@ -239,11 +239,15 @@ pub struct SkbInfo {
     pub hash: u32,
     /// `tstamp`.
     pub tstamp: u64,
-    /// `wire_len` (0: the packet's length).
+    /// `wire_len` (a kernel test run without a context leaves it 0; a capture's original
+    /// length is the natural value).
     pub wire_len: u32,
     /// The receiving device's MAC address (`pkt_type` compares the destination with it;
-    /// the loopback device's is all zeros).
+    /// the loopback device's, a kernel test run's, is all zeros).
     pub dev_addr: [u8; 6],
+    /// The device's broadcast address (the loopback device's is all zeros, so that a test
+    /// run calls `ff:ff:ff:ff:ff:ff` multicast; an Ethernet device's is all ones).
+    pub dev_broadcast: [u8; 6],
 }
 
 impl Default for SkbInfo {
@@ -258,6 +262,7 @@ impl Default for SkbInfo {
             tstamp: 0,
             wire_len: 0,
             dev_addr: [0; 6],
+            dev_broadcast: [0; 6],
         }
     }
 }
@@ -271,7 +276,7 @@ pub fn sk_buff(packet: &[u8], info: &SkbInfo, direct: bool) -> Vec<u8> {
     use sk_buff_off as o;
     let len = packet.len() as u32;
     put(skb::LEN as usize, len);
-    let (ptype, proto) = eth_type_trans(packet, &info.dev_addr);
+    let (ptype, proto) = eth_type_trans(packet, &info.dev_addr, &info.dev_broadcast);
     put(o::PKT_TYPE, ptype);
     put(o::PROTOCOL, u32::from(proto.swap_bytes()));
     put(o::MARK, info.mark);
@@ -282,7 +287,7 @@ pub fn sk_buff(packet: &[u8], info: &SkbInfo, direct: bool) -> Vec<u8> {
         put(skb::CB0 as usize + 4 * k, *c);
     }
     put(o::HASH, info.hash);
-    put(skb::WIRE_LEN as usize, if info.wire_len == 0 { len } else { info.wire_len });
+    put(skb::WIRE_LEN as usize, info.wire_len);
     if direct {
         let data = PACKET_BASE as u32;
         put(skb::DATA as usize, data);
@@ -293,15 +298,16 @@ pub fn sk_buff(packet: &[u8], info: &SkbInfo, direct: bool) -> Vec<u8> {
     ctx
 }
 
-/// `eth_type_trans`: the packet type (by the destination address) and the protocol (host
-/// order: the EtherType, `ETH_P_802_3` for raw 802.3, `ETH_P_802_2` for 802.2 LLC).
-pub fn eth_type_trans(packet: &[u8], dev_addr: &[u8; 6]) -> (u32, u16) {
+/// `eth_type_trans`: the packet type (by the destination address and the device's own and
+/// broadcast addresses) and the protocol (host order: the EtherType, `ETH_P_802_3` for raw
+/// 802.3, `ETH_P_802_2` for 802.2 LLC).
+pub fn eth_type_trans(packet: &[u8], dev_addr: &[u8; 6], broadcast: &[u8; 6]) -> (u32, u16) {
     if packet.len() < 14 {
         return (pkt_type::HOST, 0);
     }
     let dst = &packet[..6];
     let ptype = if dst[0] & 1 != 0 {
-        if dst == [0xff; 6] { pkt_type::BROADCAST } else { pkt_type::MULTICAST }
+        if dst == broadcast { pkt_type::BROADCAST } else { pkt_type::MULTICAST }
     } else if dst == dev_addr {
         pkt_type::HOST
     } else {

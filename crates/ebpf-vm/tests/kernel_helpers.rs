@@ -41,11 +41,23 @@ struct Case {
     maps: Vec<MapSpec>,
     packets: usize,
     progs: Vec<Vec<EbpfInsn>>,
+    /// Elements both sides get before the first run: map index, key, value.
+    init: Vec<(usize, Vec<u8>, Vec<u8>)>,
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2).map(|k| u8::from_str_radix(&s[2 * k..2 * k + 2], 16).unwrap()).collect()
 }
 
 fn parse(path: &Path) -> Case {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut case = Case { kind: Kind::Xdp, maps: Vec::new(), packets: PACKETS, progs: Vec::new() };
+    let mut case = Case {
+        kind: Kind::Xdp,
+        maps: Vec::new(),
+        packets: PACKETS,
+        progs: Vec::new(),
+        init: Vec::new(),
+    };
     let mut progs: Vec<String> = Vec::new();
     for line in text.lines() {
         if let Some(p) = progs.last_mut() {
@@ -62,6 +74,10 @@ fn parse(path: &Path) -> Case {
             ["type", "tc"] => case.kind = Kind::Tc,
             ["packets", n] => case.packets = n.parse().unwrap(),
             ["prog"] => progs.push(String::new()),
+            ["init", name, k, v] => {
+                let i = case.maps.iter().position(|m| m.name == *name).unwrap();
+                case.init.push((i, unhex(k), unhex(v)));
+            }
             ["map", name, t, k, v, n, rest @ ..] => {
                 let map_type = *MapType::ALL
                     .iter()
@@ -218,6 +234,9 @@ fn run_vm(case: &Case) -> String {
             }
         }
     }
+    for (i, k, v) in &case.init {
+        vm.maps_mut()[*i].update(k, v, 0).unwrap();
+    }
     let mut out = String::new();
     for i in 0..case.packets {
         let input = packet(i);
@@ -226,7 +245,8 @@ fn run_vm(case: &Case) -> String {
                 let mut p = XdpPacket::new(&input);
                 let r =
                     vm.run_xdp_packet(&mut p, 1, 0).unwrap_or_else(|e| panic!("packet {i}: {e}"));
-                (r, p.data().to_vec())
+                // The kernel's data_out starts at data_meta.
+                (r, [p.meta(), p.data()].concat())
             }
             Kind::Tc => {
                 let mut d = input.clone();
@@ -305,6 +325,9 @@ fn run_kernel(case: &Case, name: &str) -> Option<String> {
             }
         }
     }
+    for (i, k, v) in &case.init {
+        bpf::map_update_elem(&fds[*i], k, v, 0).unwrap();
+    }
     let mut out = String::new();
     for i in 0..case.packets {
         let input = packet(i);
@@ -338,6 +361,9 @@ fn run_kernel(case: &Case, name: &str) -> Option<String> {
                 keys.into_iter()
                     .filter_map(|k| {
                         if t == MapType::ProgArray {
+                            // Present when a lookup (of the program's id) succeeds.
+                            let mut id = [0u8; 4];
+                            bpf::map_lookup_elem(fd.as_fd(), &k, &mut id).ok()?;
                             return Some((k, Vec::new()));
                         }
                         let mut v = vec![0u8; if is_percpu(t) { stride * cpus } else { vs }];
@@ -372,7 +398,7 @@ fn comparable(vm: &str) -> String {
 #[test]
 fn golden_vm_results() {
     let cases = cases();
-    assert!(cases.len() >= 1, "{} cases", cases.len());
+    assert!(cases.len() >= 8, "{} cases", cases.len());
     for path in cases {
         let case = parse(&path);
         sift_testkit::golden(&path.with_extension("out"), &run_vm(&case));
@@ -393,7 +419,13 @@ fn the_kernel_agrees() {
         if vm == kernel {
             agreed += 1;
         } else {
-            failures.push(format!("{name}:\n--- VM\n{vm}--- kernel\n{kernel}"));
+            let diff: String = vm
+                .lines()
+                .zip(kernel.lines())
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| format!("  VM:     {a}\n  kernel: {b}\n"))
+                .collect();
+            failures.push(format!("{name}: differs\n{diff}--- VM\n{vm}--- kernel\n{kernel}"));
         }
     }
     eprintln!("kernel agreement: {agreed}/{total} cases");
