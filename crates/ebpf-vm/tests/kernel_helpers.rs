@@ -60,12 +60,12 @@ fn parse(path: &Path) -> Case {
     };
     let mut progs: Vec<String> = Vec::new();
     for line in text.lines() {
-        if let Some(p) = progs.last_mut() {
-            if line.trim() != "prog" {
-                p.push_str(line);
-                p.push('\n');
-                continue;
-            }
+        if let Some(p) = progs.last_mut()
+            && line.trim() != "prog"
+        {
+            p.push_str(line);
+            p.push('\n');
+            continue;
         }
         let words: Vec<&str> = line.split('#').next().unwrap().split_whitespace().collect();
         match words.as_slice() {
@@ -121,7 +121,7 @@ fn packet(i: usize) -> Vec<u8> {
     };
     let mut p = dst.to_vec();
     p.extend_from_slice(&[0x02, 0x11, 0x22, 0x33, 0x44, i as u8, 0x08, 0x00]);
-    let udp = i % 2 == 0;
+    let udp = i.is_multiple_of(2);
     let payload: Vec<u8> = (0..8 + (i * 7) % 40).map(|k| (k * 13 + i) as u8).collect();
     let l4_len = if udp { 8 } else { 20 } + payload.len();
     let total = 20 + l4_len;
@@ -149,7 +149,7 @@ fn packet(i: usize) -> Vec<u8> {
     let mut pseudo = [&src[..], &dsta[..], &[0, ip[9]], &(l4_len as u16).to_be_bytes()].concat();
     pseudo.extend_from_slice(&l4);
     let at = if udp { 6 } else { 16 };
-    if !(udp && i % 5 == 0) {
+    if !(udp && i.is_multiple_of(5)) {
         let c = csum::fold(csum::csum_partial(&pseudo, 0));
         l4[at..at + 2].copy_from_slice(&c.to_le_bytes());
     }
