@@ -113,3 +113,19 @@ pub(crate) fn format(m: &Memory<'_>, fmt: &[u8], args: [u64; 3]) -> Result<Vec<u
     out.truncate(1023);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions() {
+        let mut m = Memory::new(&mut [], &mut [], false, &mut [], &mut []);
+        let _ = &mut m;
+        let f = |fmt: &[u8], a: [u64; 3]| format(&m, fmt, a).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(
+            f(b"x=%d %llx %p\0", [-7i64 as u64, 0x1234567890, 255]).as_deref(),
+            Ok("x=-7 1234567890 0xff")
+        );
+    }
+}
