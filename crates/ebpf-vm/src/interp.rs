@@ -66,9 +66,11 @@ pub struct RunError {
     pub fault: Fault,
 }
 
-/// A caller's state saved across a bpf-to-bpf call.
+/// A caller's state saved across a bpf-to-bpf call (with the program it returns into: a
+/// tail call in the callee replaces only the callee's program).
 #[derive(Clone, Copy)]
-struct Frame {
+struct Frame<'p> {
+    slots: &'p [EbpfInsn],
     ret: usize,
     saved: [u64; 4],
     fp: u64,
@@ -593,6 +595,7 @@ impl Vm {
                         break Err(fault(Fault::CallDepth, at));
                     }
                     frames.push(Frame {
+                        slots,
                         ret: pc,
                         saved: [reg[6], reg[7], reg[8], reg[9]],
                         fp: reg[10],
@@ -638,6 +641,7 @@ impl Vm {
                 0x95 => match frames.pop() {
                     None => break Ok(reg[0]),
                     Some(f) => {
+                        slots = f.slots;
                         pc = f.ret;
                         [reg[6], reg[7], reg[8], reg[9]] = f.saved;
                         reg[10] = f.fp;

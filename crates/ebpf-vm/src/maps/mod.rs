@@ -139,38 +139,65 @@ enum Store {
     /// Slots that may be empty (prog arrays, device maps).
     Sparse(Vec<bool>),
     /// Keys naming slots; `lru` when it evicts.
-    Hash { keys: HashMap<Vec<u8>, u32>, free: Vec<u32>, lru: Option<Lru> },
+    Hash { keys: HashMap<Vec<u8>, u32>, free: Slots, lru: Option<Lru> },
     /// Prefixes naming slots.
-    Lpm { trie: lpm::Trie, free: Vec<u32> },
+    Lpm { trie: lpm::Trie, free: Slots },
     /// Queue (`lifo` false) or stack.
     Queue { items: VecDeque<Vec<u8>>, lifo: bool },
     /// Ring buffer records.
     Ring(ringbuf::Ring),
 }
 
-/// Recency: each slot's last use, and the slots by last use.
+/// Free value slots: those given back, then those never used (allocated lazily, so that a
+/// large map costs nothing until it fills).
+#[derive(Clone, Debug, Default)]
+struct Slots {
+    free: Vec<u32>,
+    fresh: u32,
+    max: u32,
+}
+
+impl Slots {
+    fn new(max: u32) -> Slots {
+        Slots { free: Vec::new(), fresh: 0, max }
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        self.free.pop().or_else(|| {
+            (self.fresh < self.max).then(|| {
+                self.fresh += 1;
+                self.fresh - 1
+            })
+        })
+    }
+
+    fn push(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+}
+
+/// Recency: each slot's last use, and the keys by last use.
 #[derive(Clone, Debug, Default)]
 struct Lru {
     tick: u64,
-    last: Vec<u64>,
+    last: HashMap<u32, u64>,
     order: BTreeMap<u64, Vec<u8>>,
 }
 
 impl Lru {
     fn touch(&mut self, slot: u32, key: &[u8]) {
-        let s = slot as usize;
-        if self.last[s] != 0 {
-            self.order.remove(&self.last[s]);
+        if let Some(t) = self.last.get(&slot) {
+            self.order.remove(t);
         }
         self.tick += 1;
-        self.last[s] = self.tick;
+        self.last.insert(slot, self.tick);
         self.order.insert(self.tick, key.to_vec());
     }
 
     fn forget(&mut self, slot: u32) {
-        let s = slot as usize;
-        self.order.remove(&self.last[s]);
-        self.last[s] = 0;
+        if let Some(t) = self.last.remove(&slot) {
+            self.order.remove(&t);
+        }
     }
 }
 
@@ -219,6 +246,19 @@ impl Map {
         let (k, v, n, f) = (spec.key_size, spec.value_size, spec.max_entries, spec.flags);
         let percpu = matches!(spec.map_type, T::PerCpuArray | T::PerCpuHash | T::LruPerCpuHash);
         let bad = |errno, why: &str| Err(invalid(spec, errno, why));
+        // What the map may come to hold, bookkeeping included, checked before anything is
+        // allocated.
+        let cpus = if percpu { u64::from(num_cpus) } else { 1 };
+        let per_entry = match spec.map_type {
+            T::Queue | T::Stack => u64::from(v) + 24,
+            T::Ringbuf => 2,
+            T::Array | T::PerCpuArray => u64::from(v) * cpus,
+            _ => u64::from(v) * cpus + u64::from(k) + 24,
+        };
+        let estimate = u64::from(n) * per_entry;
+        if estimate > MAX_MAP_BYTES {
+            return bad(E2BIG, &format!("{estimate} bytes is more than sift's VM holds per map"));
+        }
         let store = match spec.map_type {
             T::Array | T::PerCpuArray | T::ProgArray => {
                 if spec.map_type == T::ProgArray && v != 4 {
@@ -249,7 +289,7 @@ impl Map {
                 if spec.map_type == T::Devmap {
                     Store::Sparse(vec![false; n as usize])
                 } else {
-                    Store::Hash { keys: HashMap::new(), free: (0..n).rev().collect(), lru: None }
+                    Store::Hash { keys: HashMap::new(), free: Slots::new(n), lru: None }
                 }
             }
             T::Hash | T::PerCpuHash | T::LruHash | T::LruPerCpuHash => {
@@ -269,8 +309,8 @@ impl Map {
                 if percpu && v > MAX_PERCPU_VALUE_SIZE {
                     return bad(E2BIG, "per-CPU values are at most 32768 bytes");
                 }
-                let lru = lru.then(|| Lru { last: vec![0; n as usize], ..Lru::default() });
-                Store::Hash { keys: HashMap::new(), free: (0..n).rev().collect(), lru }
+                let lru = lru.then(Lru::default);
+                Store::Hash { keys: HashMap::new(), free: Slots::new(n), lru }
             }
             T::LpmTrie => {
                 if n == 0
@@ -284,7 +324,7 @@ impl Map {
                         "LPM tries need BPF_F_NO_PREALLOC, keys of 4 + 1…256 bytes and values",
                     );
                 }
-                Store::Lpm { trie: lpm::Trie::default(), free: (0..n).rev().collect() }
+                Store::Lpm { trie: lpm::Trie::default(), free: Slots::new(n) }
             }
             T::Queue | T::Stack => {
                 if n == 0 || k != 0 || v == 0 || f & !(F_NUMA_NODE | F_ACCESS_MASK) != 0 {
@@ -308,15 +348,11 @@ impl Map {
             }
             t => return Err(MapError::Unsupported { name: spec.name.clone(), map_type: t }),
         };
-        let per = if percpu { u64::from(num_cpus) } else { 1 };
         let bytes = match &store {
             Store::Queue { .. } => 0,
             Store::Ring(r) => 2 * r.size,
-            _ => u64::from(v) * u64::from(n) * per,
+            _ => u64::from(v) * u64::from(n) * cpus,
         };
-        if bytes > MAX_MAP_BYTES {
-            return bad(E2BIG, &format!("{bytes} bytes is more than sift's VM holds per map"));
-        }
         let mut values = vec![0; bytes as usize];
         if matches!(store, Store::Array) {
             let m = spec.initial.len().min(values.len());
@@ -479,7 +515,7 @@ impl Map {
                         // Full: the least recently used element goes.
                         let Some((_, old)) = l.order.pop_first() else { return Err(-E2BIG) };
                         let s = keys.remove(&old).ok_or(-E2BIG)?;
-                        l.last[s as usize] = 0;
+                        l.last.remove(&s);
                         s
                     }
                     (None, None) => return Err(-E2BIG),

@@ -76,6 +76,10 @@ impl Ring {
         }
         let len = u64::from(hdr & !(BUSY_BIT | DISCARD_BIT));
         let end = data as u64 + len;
+        if end > 2 * self.size {
+            // A header the program overwrote: no record of this ring.
+            return false;
+        }
         if end > self.size {
             // The wrapped part was written into the mirror.
             let (size, over) = (self.size as usize, (end - self.size) as usize);
@@ -97,13 +101,18 @@ impl Ring {
                 break;
             }
             let len = u64::from(hdr & !DISCARD_BIT);
+            let total = (len + HDR_SZ).div_ceil(8) * 8;
+            if total > self.prod - self.cons {
+                // A header the program overwrote: the rest cannot be read.
+                break;
+            }
             if hdr & DISCARD_BIT == 0 {
                 let record = (0..len)
                     .map(|k| buf[((self.cons + HDR_SZ + k) % self.size) as usize])
                     .collect();
                 out.push(record);
             }
-            self.cons += (len + HDR_SZ).div_ceil(8) * 8;
+            self.cons += total;
         }
         out
     }

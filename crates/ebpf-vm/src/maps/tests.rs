@@ -72,6 +72,13 @@ fn creation_refusals_have_the_kernels_errno() {
     assert_eq!(errno_of(spec(T::Ringbuf, 0, 0, 2048, 0)), EINVAL);
     assert_eq!(errno_of(spec(T::ProgArray, 4, 8, 1, 0)), EINVAL);
     assert_eq!(errno_of(spec(T::Devmap, 4, 6, 1, 0)), EINVAL);
+    // Sizes past what the VM holds are refused before anything is allocated; a large map
+    // costs nothing until it fills.
+    assert_eq!(errno_of(spec(T::Hash, 4, 4, u32::MAX, 0)), E2BIG);
+    assert_eq!(errno_of(spec(T::LruHash, 4, 4, u32::MAX, 0)), E2BIG);
+    assert_eq!(errno_of(spec(T::Ringbuf, 0, 0, 1 << 31, 0)), E2BIG);
+    let mut big = map(T::Hash, 4, 4, 1 << 20, 0);
+    big.update(&[1; 4], &[2; 4], BPF_ANY).unwrap();
     let e = Map::from_spec(&spec(T::Sockmap, 4, 4, 1, 0)).unwrap_err();
     assert_eq!(e.to_string(), "map `m`: type SOCKMAP is not supported by sift's VM");
 }
@@ -206,6 +213,13 @@ fn ring_buffer_records() {
     r.bytes_mut()[w..w + 64].fill(9);
     assert!(r.ringbuf_commit(w, false));
     assert_eq!(r.ringbuf_drain(), vec![vec![9; 64]]);
+    // A header the program overwrote (its length past the ring) is no record; drain stops
+    // at it.
+    let w = (r.ringbuf_reserve(0, 8).unwrap() - MAP_BASE) as usize;
+    r.bytes_mut()[w - 8..w - 4].copy_from_slice(&(0x3fff_fff0u32 | 1 << 31).to_le_bytes());
+    assert!(!r.ringbuf_commit(w, false));
+    r.bytes_mut()[w - 8..w - 4].copy_from_slice(&0x3fff_fff0u32.to_le_bytes());
+    assert!(r.ringbuf_drain().is_empty());
 }
 
 #[test]
