@@ -145,6 +145,9 @@ fn lpm_finds_the_longest_prefix() {
     assert_eq!(find(&m, [11, 2, 4, 3]), Some(0));
     // The lookup key's prefix length bounds the match.
     assert_eq!(m.lookup(&lpm_key(20, [10, 1, 2, 3])).map(|v| v[0]), Some(16));
+    // Through the intermediate node where 10.1.2/24 and 10.1.3/24 part (/23): it holds no
+    // value, the /16 above it answers.
+    assert_eq!(m.lookup(&lpm_key(23, [10, 1, 2, 3])).map(|v| v[0]), Some(16));
     assert_eq!(m.update(&lpm_key(33, [0; 4]), &[1], BPF_ANY), Err(-EINVAL));
     assert_eq!(m.update(&lpm_key(16, [10, 1, 9, 9]), &[1], BPF_NOEXIST), Err(-EEXIST));
     assert_eq!(m.update(&lpm_key(17, [10, 1, 0, 0]), &[1], BPF_EXIST), Err(-ENOENT));
