@@ -141,20 +141,22 @@ impl Trie {
         }
     }
 
-    /// Whether the prefix exists ([`Insert::Replace`], its data bytes now `data`) or would
-    /// be new.
-    pub(crate) fn find_for_update(&mut self, prefixlen: u32, data: &[u8]) -> Insert {
-        match self.walk(prefixlen, data) {
-            (_, Some(n), m) if m == prefixlen && self.nodes[n].prefixlen == prefixlen => {
-                match self.nodes[n].slot {
-                    Some(s) => {
-                        self.nodes[n].data = data.to_vec();
-                        Insert::Replace(s)
-                    }
-                    None => Insert::New,
-                }
-            }
-            _ => Insert::New,
+    /// Whether the prefix exists ([`Insert::Replace`]) or would be new.
+    pub(crate) fn find_for_update(&self, prefixlen: u32, data: &[u8]) -> Insert {
+        match self.exact(prefixlen, data) {
+            Some(s) => Insert::Replace(s),
+            None => Insert::New,
+        }
+    }
+
+    /// An existing prefix's value is replaced: the kernel puts a new node in its place,
+    /// which keeps the data bytes of the key it was given (also past the prefix).
+    pub(crate) fn replace_data(&mut self, prefixlen: u32, data: &[u8]) {
+        if let (_, Some(n), m) = self.walk(prefixlen, data)
+            && m == prefixlen
+            && self.nodes[n].prefixlen == prefixlen
+        {
+            self.nodes[n].data = data.to_vec();
         }
     }
 

@@ -428,6 +428,9 @@ impl Map {
             Store::Hash { keys, .. } => keys.get(key).copied(),
             Store::Lpm { trie, .. } => {
                 let (p, data) = self.lpm_key(key)?;
+                if p > data.len() as u32 * 8 {
+                    return None;
+                }
                 trie.lookup(p, data)
             }
             Store::Queue { .. } | Store::Ring(_) => None,
@@ -534,10 +537,10 @@ impl Map {
                 match trie.find_for_update(p, &key[4..]) {
                     lpm::Insert::Replace(s) => {
                         if flags == BPF_NOEXIST {
-                            Err(-EEXIST)
-                        } else {
-                            Ok(s)
+                            return Err(-EEXIST);
                         }
+                        trie.replace_data(p, &key[4..]);
+                        Ok(s)
                     }
                     lpm::Insert::New => {
                         if flags == BPF_EXIST {
