@@ -8,9 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use sift_ebpf::{MapSpec, MapType};
-use sift_ebpf_vm::{
-    Helpers, Map, SkbInfo, Vm, XdpPacket, register_kernel_helpers, test_helpers,
-};
+use sift_ebpf_vm::{Helpers, Map, SkbInfo, Vm, XdpPacket, register_kernel_helpers, test_helpers};
 
 const BUDGET: u64 = 100_000;
 
