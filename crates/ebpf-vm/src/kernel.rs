@@ -8,7 +8,7 @@
 //! buffer, a push to a hash) ends the run with a fault naming the helper and the map type.
 
 use sift_ebpf::MapType;
-use sift_ebpf::helper_ids::id;
+use sift_ebpf::helper_ids::{helper_name, id};
 
 use crate::context::xdp;
 use crate::csum;
@@ -19,6 +19,11 @@ use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
 use crate::memory::{Memory, PacketBounds};
 
 type R = Result<HelperOutcome, String>;
+
+/// Helper `id`'s kernel name (the table in `sift_ebpf::helper_ids`).
+fn name(id: u32) -> &'static str {
+    helper_name(i64::from(id)).unwrap_or("unknown")
+}
 
 fn ret(v: u64) -> R {
     Ok(HelperOutcome::Return(v))
@@ -91,13 +96,13 @@ fn cpu(m: &mut Memory<'_>) -> u32 {
 /// `map_push_elem(map, value, flags)`, `map_pop_elem(map, value)`,
 /// `map_peek_elem(map, value)` (0 or a negative errno).
 pub fn register_map_helpers(h: &mut Helpers) {
-    h.register(id::MAP_LOOKUP_ELEM, "map_lookup_elem", |m, a: Args| {
+    h.register(id::MAP_LOOKUP_ELEM, name(id::MAP_LOOKUP_ELEM), |m, a: Args| {
         let i = typed_map(m, a.r1(), LOOKUP_MAPS, "map_lookup_elem")?;
         let key = read(m, a.r2(), m.maps()[i].spec().key_size as usize)?;
         let c = cpu(m);
         ret(m.maps_mut()[i].lookup_from_prog(i, &key, c).unwrap_or(0))
     });
-    h.register(id::MAP_UPDATE_ELEM, "map_update_elem", |m, a: Args| {
+    h.register(id::MAP_UPDATE_ELEM, name(id::MAP_UPDATE_ELEM), |m, a: Args| {
         let i = typed_map(m, a.r1(), UPDATE_MAPS, "map_update_elem")?;
         let spec = m.maps()[i].spec();
         let (ks, vs) = (spec.key_size as usize, spec.value_size as usize);
@@ -106,17 +111,17 @@ pub fn register_map_helpers(h: &mut Helpers) {
         let c = cpu(m);
         ret_res(m.maps_mut()[i].update_from_prog(&key, &value, a.r4(), c))
     });
-    h.register(id::MAP_DELETE_ELEM, "map_delete_elem", |m, a: Args| {
+    h.register(id::MAP_DELETE_ELEM, name(id::MAP_DELETE_ELEM), |m, a: Args| {
         let i = typed_map(m, a.r1(), UPDATE_MAPS, "map_delete_elem")?;
         let key = read(m, a.r2(), m.maps()[i].spec().key_size as usize)?;
         ret_res(m.maps_mut()[i].delete(&key))
     });
-    h.register(id::MAP_PUSH_ELEM, "map_push_elem", |m, a: Args| {
+    h.register(id::MAP_PUSH_ELEM, name(id::MAP_PUSH_ELEM), |m, a: Args| {
         let i = typed_map(m, a.r1(), QUEUE_MAPS, "map_push_elem")?;
         let value = read(m, a.r2(), m.maps()[i].spec().value_size as usize)?;
         ret_res(m.maps_mut()[i].push(&value, a.r3()))
     });
-    h.register(id::MAP_POP_ELEM, "map_pop_elem", |m, a: Args| {
+    h.register(id::MAP_POP_ELEM, name(id::MAP_POP_ELEM), |m, a: Args| {
         let i = typed_map(m, a.r1(), QUEUE_MAPS, "map_pop_elem")?;
         let n = m.maps()[i].spec().value_size as usize;
         m.slice(a.r2(), n).map_err(|e| e.to_string())?;
@@ -128,7 +133,7 @@ pub fn register_map_helpers(h: &mut Helpers) {
             Err(e) => ret_err(e),
         }
     });
-    h.register(id::MAP_PEEK_ELEM, "map_peek_elem", |m, a: Args| {
+    h.register(id::MAP_PEEK_ELEM, name(id::MAP_PEEK_ELEM), |m, a: Args| {
         let i = typed_map(m, a.r1(), QUEUE_MAPS, "map_peek_elem")?;
         let n = m.maps()[i].spec().value_size as usize;
         match m.maps()[i].peek().map(<[u8]>::to_vec) {
@@ -160,7 +165,7 @@ fn ring_record(m: &Memory<'_>, addr: u64) -> Result<(usize, usize), String> {
 pub fn register_ringbuf_helpers(h: &mut Helpers) {
     use crate::maps::ringbuf::{BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP};
     const RB: &[MapType] = &[MapType::Ringbuf];
-    h.register(id::RINGBUF_OUTPUT, "ringbuf_output", |m, a: Args| {
+    h.register(id::RINGBUF_OUTPUT, name(id::RINGBUF_OUTPUT), |m, a: Args| {
         let i = typed_map(m, a.r1(), RB, "ringbuf_output")?;
         if a.r4() & !(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP) != 0 {
             return ret_err(-EINVAL);
@@ -174,18 +179,15 @@ pub fn register_ringbuf_helpers(h: &mut Helpers) {
         m.maps_mut()[i].ringbuf_commit(off, false);
         ret(0)
     });
-    h.register(id::RINGBUF_RESERVE, "ringbuf_reserve", |m, a: Args| {
+    h.register(id::RINGBUF_RESERVE, name(id::RINGBUF_RESERVE), |m, a: Args| {
         let i = typed_map(m, a.r1(), RB, "ringbuf_reserve")?;
         if a.r3() != 0 || a.r2() > u64::from(u32::MAX / 4) {
             return ret(0);
         }
         ret(m.maps_mut()[i].ringbuf_reserve(i, a.r2()).unwrap_or(0))
     });
-    for (hid, name, discard) in [
-        (id::RINGBUF_SUBMIT, "ringbuf_submit", false),
-        (id::RINGBUF_DISCARD, "ringbuf_discard", true),
-    ] {
-        h.register(hid, name, move |m, a: Args| {
+    for (hid, discard) in [(id::RINGBUF_SUBMIT, false), (id::RINGBUF_DISCARD, true)] {
+        h.register(hid, name(hid), move |m, a: Args| {
             let (i, off) = ring_record(m, a.r1())?;
             if !m.maps_mut()[i].ringbuf_commit(off, discard) {
                 return Err(format!("{:#x} is no reserved ring buffer record", a.r1()));
@@ -193,7 +195,7 @@ pub fn register_ringbuf_helpers(h: &mut Helpers) {
             ret(0)
         });
     }
-    h.register(id::RINGBUF_QUERY, "ringbuf_query", |m, a: Args| {
+    h.register(id::RINGBUF_QUERY, name(id::RINGBUF_QUERY), |m, a: Args| {
         let i = typed_map(m, a.r1(), RB, "ringbuf_query")?;
         ret(m.maps()[i].ringbuf_query(a.r2()))
     });
@@ -215,14 +217,14 @@ pub const BPF_F_EXCLUDE_INGRESS: u64 = 16;
 /// `XDP_REDIRECT`, or the flags' low 2 bits when the key has no target). The target is kept
 /// in [`VmEnv::redirect`](crate::VmEnv).
 pub fn register_flow_helpers(h: &mut Helpers) {
-    h.register(id::TAIL_CALL, "tail_call", |m, a: Args| {
+    h.register(id::TAIL_CALL, name(id::TAIL_CALL), |m, a: Args| {
         let i = typed_map(m, a.r2(), &[MapType::ProgArray], "tail_call")?;
         match u32::try_from(a.r3()).ok().and_then(|k| m.maps()[i].prog_at(k)) {
             Some(p) => Ok(HelperOutcome::TailCall(p)),
             None => ret(0),
         }
     });
-    h.register(id::REDIRECT, "redirect", |m, a: Args| {
+    h.register(id::REDIRECT, name(id::REDIRECT), |m, a: Args| {
         let env = m.env()?;
         let tc = matches!(env.kind, ProgKind::Tc);
         let bad = if tc { a.r2() & !BPF_F_INGRESS != 0 } else { a.r2() != 0 };
@@ -232,7 +234,7 @@ pub fn register_flow_helpers(h: &mut Helpers) {
         env.redirect = Some(Redirect::Ifindex { ifindex: a.r1() as u32, flags: a.r2() });
         ret(if tc { crate::context::tc::REDIRECT } else { xdp::REDIRECT })
     });
-    h.register(id::REDIRECT_MAP, "redirect_map", |m, a: Args| {
+    h.register(id::REDIRECT_MAP, name(id::REDIRECT_MAP), |m, a: Args| {
         let i = typed_map(m, a.r1(), &[MapType::Devmap, MapType::DevmapHash], "redirect_map")?;
         let flags = a.r3();
         if flags & !(BPF_F_ACTION_MASK | BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) != 0 {
@@ -276,7 +278,7 @@ fn set_xdp_bounds(m: &mut Memory<'_>, b: PacketBounds) {
 /// `skb_shared_info`, metadata a multiple of 4 up to 252 bytes); 0 or `-EINVAL`
 /// (`-EACCES` for bad metadata lengths).
 pub fn register_xdp_helpers(h: &mut Helpers) {
-    h.register(id::XDP_ADJUST_HEAD, "xdp_adjust_head", |m, a: Args| {
+    h.register(id::XDP_ADJUST_HEAD, name(id::XDP_ADJUST_HEAD), |m, a: Args| {
         let b = m.packet_bounds();
         let delta = i64::from(a.r2() as i32);
         let metalen = b.data - b.meta;
@@ -293,7 +295,7 @@ pub fn register_xdp_helpers(h: &mut Helpers) {
         set_xdp_bounds(m, PacketBounds { meta, data, end: b.end });
         ret(0)
     });
-    h.register(id::XDP_ADJUST_META, "xdp_adjust_meta", |m, a: Args| {
+    h.register(id::XDP_ADJUST_META, name(id::XDP_ADJUST_META), |m, a: Args| {
         let b = m.packet_bounds();
         let meta = b.meta as i64 + i64::from(a.r2() as i32);
         if meta < xdp::FRAME_HEADER as i64 || meta > b.data as i64 {
@@ -306,7 +308,7 @@ pub fn register_xdp_helpers(h: &mut Helpers) {
         set_xdp_bounds(m, PacketBounds { meta: meta as usize, ..b });
         ret(0)
     });
-    h.register(id::XDP_ADJUST_TAIL, "xdp_adjust_tail", |m, a: Args| {
+    h.register(id::XDP_ADJUST_TAIL, name(id::XDP_ADJUST_TAIL), |m, a: Args| {
         let b = m.packet_bounds();
         let hard_end = m.frame_mut().len().saturating_sub(xdp::SHARED_INFO);
         let end = b.end as i64 + i64::from(a.r2() as i32);
@@ -352,7 +354,7 @@ fn csum_field(m: &Memory<'_>, off: u64) -> Result<usize, i64> {
 /// `l4_csum_replace(skb, off, from, to, flags)` (sizes 0 — `to` is a `csum_diff` —, 2 and
 /// 4; `BPF_F_PSEUDO_HDR`, `BPF_F_MARK_MANGLED_0`, `BPF_F_MARK_ENFORCE`, `BPF_F_IPV6`).
 pub fn register_packet_helpers(h: &mut Helpers) {
-    h.register(id::SKB_LOAD_BYTES, "skb_load_bytes", |m, a: Args| {
+    h.register(id::SKB_LOAD_BYTES, name(id::SKB_LOAD_BYTES), |m, a: Args| {
         let (off, len) = (a.r2() as u32 as usize, a.r4() as u32 as usize);
         m.slice(a.r3(), len).map_err(|e| e.to_string())?;
         let p = m.packet();
@@ -369,7 +371,7 @@ pub fn register_packet_helpers(h: &mut Helpers) {
             }
         }
     });
-    h.register(id::SKB_STORE_BYTES, "skb_store_bytes", |m, a: Args| {
+    h.register(id::SKB_STORE_BYTES, name(id::SKB_STORE_BYTES), |m, a: Args| {
         let (off, len) = (a.r2() as u32 as usize, a.r4() as u32 as usize);
         let data = read(m, a.r3(), len)?;
         if a.r5() & !(BPF_F_RECOMPUTE_CSUM | BPF_F_INVALIDATE_HASH) != 0 {
@@ -382,7 +384,7 @@ pub fn register_packet_helpers(h: &mut Helpers) {
         p[off..off + len].copy_from_slice(&data);
         ret(0)
     });
-    h.register(id::CSUM_DIFF, "csum_diff", |m, a: Args| {
+    h.register(id::CSUM_DIFF, name(id::CSUM_DIFF), |m, a: Args| {
         let (fs, ts) = (a.r2() as u32, a.r4() as u32);
         if !(fs | ts).is_multiple_of(4) || u64::from(fs) + u64::from(ts) > 512 {
             return ret_err(-EINVAL);
@@ -391,7 +393,7 @@ pub fn register_packet_helpers(h: &mut Helpers) {
         let to = if ts > 0 { read(m, a.r3(), ts as usize)? } else { Vec::new() };
         ret(csum::csum_diff(&from, &to, a.r5() as u32))
     });
-    h.register(id::L3_CSUM_REPLACE, "l3_csum_replace", |m, a: Args| {
+    h.register(id::L3_CSUM_REPLACE, name(id::L3_CSUM_REPLACE), |m, a: Args| {
         let flags = a.r5();
         if flags & !BPF_F_HDR_FIELD_MASK != 0 {
             return ret_err(-EINVAL);
@@ -412,7 +414,7 @@ pub fn register_packet_helpers(h: &mut Helpers) {
         p[off..off + 2].copy_from_slice(&new.to_le_bytes());
         ret(0)
     });
-    h.register(id::L4_CSUM_REPLACE, "l4_csum_replace", |m, a: Args| {
+    h.register(id::L4_CSUM_REPLACE, name(id::L4_CSUM_REPLACE), |m, a: Args| {
         let flags = a.r5();
         let known = BPF_F_MARK_MANGLED_0
             | BPF_F_MARK_ENFORCE
@@ -451,14 +453,14 @@ pub fn register_packet_helpers(h: &mut Helpers) {
 /// `get_smp_processor_id()` (the virtual CPU) and `trace_printk(fmt, fmt_size, a1, a2, a3)`
 /// (to the environment's trace output; returns the line's length or `-EINVAL`).
 pub fn register_env_helpers(h: &mut Helpers) {
-    h.register(id::KTIME_GET_NS, "ktime_get_ns", |m, _| ret(m.env()?.clock_ns));
-    h.register(id::GET_PRANDOM_U32, "get_prandom_u32", |m, _| {
+    h.register(id::KTIME_GET_NS, name(id::KTIME_GET_NS), |m, _| ret(m.env()?.clock_ns));
+    h.register(id::GET_PRANDOM_U32, name(id::GET_PRANDOM_U32), |m, _| {
         ret(u64::from(m.env()?.next_random()))
     });
-    h.register(id::GET_SMP_PROCESSOR_ID, "get_smp_processor_id", |m, _| {
+    h.register(id::GET_SMP_PROCESSOR_ID, name(id::GET_SMP_PROCESSOR_ID), |m, _| {
         ret(u64::from(m.env()?.cpu))
     });
-    h.register(id::TRACE_PRINTK, "trace_printk", |m, a: Args| {
+    h.register(id::TRACE_PRINTK, name(id::TRACE_PRINTK), |m, a: Args| {
         let size = a.r2() as u32 as usize;
         if size == 0 {
             return ret_err(-EINVAL);
