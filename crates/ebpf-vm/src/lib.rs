@@ -15,7 +15,7 @@
 //! * [`helpers`]: the helper table the embedder fills ([`Helpers`]) and ubpf's test helpers.
 //! * [`maps`]: the kernel's map types with its flags, limits and errors ([`Map::from_spec`]).
 //! * [`kernel`]: the kernel's helpers ([`register_kernel_helpers`]), over the helpers'
-//!   world [`env`] ([`VmEnv`]: virtual clock, seeded random numbers, virtual CPU, trace
+//!   world [`env`](mod@env) ([`VmEnv`]: virtual clock, seeded random numbers, virtual CPU, trace
 //!   output, redirect target), with [`csum`] for the checksum helpers.
 //! * [`interp`]: the interpreter ([`Vm`]): bpf-to-bpf calls (8 frames of 512 bytes), helpers,
 //!   `callx`, legacy packet loads, the kernel's division and shift results, an instruction
