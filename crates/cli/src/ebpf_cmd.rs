@@ -23,8 +23,8 @@ use sift_ebpf::isa::{decode_program, slots_from_bytes};
 use sift_ebpf::listing::objdump;
 use sift_ebpf::{EbpfInsn, MapSpec, MapType, encode_program};
 use sift_ebpf_elf::{Object, ProgType};
-use sift_ebpf_vm::context::xdp;
-use sift_ebpf_vm::{Helpers, Map, MapDef, MapKind, Vm, register_map_helpers, test_helpers};
+use sift_ebpf_vm::context::{tc, xdp};
+use sift_ebpf_vm::{Helpers, Map, SkbInfo, Vm, XdpPacket, register_kernel_helpers, test_helpers};
 use sift_pcap::Precision;
 
 use crate::console::{errln, outln};
@@ -79,7 +79,8 @@ pub enum EbpfCommand {
         #[arg(short = 'w', value_name = "OUT")]
         write: Option<PathBuf>,
         /// A map for a program that is not an ELF object,
-        /// `KIND:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES` (`KIND` `array` or `hash`); the first is
+        /// `TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS]` (`TYPE` the kernel's name: `array`,
+        /// `hash`, `percpu_array`, `lru_hash`, `lpm_trie`, `ringbuf`, `queue`…); the first is
         /// `map_fd(0)`, the next `map_fd(1)`…
         #[arg(long = "map", value_name = "SPEC")]
         maps: Vec<String>,
@@ -264,21 +265,32 @@ fn read_program_file(path: &Path) -> anyhow::Result<Vec<EbpfInsn>> {
     slots_from_bytes(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-fn map_spec(spec: &str) -> anyhow::Result<Map> {
+fn map_spec(index: usize, spec: &str) -> anyhow::Result<Map> {
     let parts: Vec<&str> = spec.split(':').collect();
-    let [kind, key, value, entries] = parts.as_slice() else {
-        bail!("--map {spec}: expected KIND:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES");
+    let [kind, key, value, entries, rest @ ..] = parts.as_slice() else {
+        bail!("--map {spec}: expected TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS]");
     };
-    let kind = match *kind {
-        "array" => MapKind::Array,
-        "hash" => MapKind::Hash,
-        k => bail!("--map {spec}: unknown map kind `{k}` (array or hash)"),
-    };
+    let map_type =
+        MapType::ALL.iter().copied().find(|t| t.name().eq_ignore_ascii_case(kind)).with_context(
+            || format!("--map {spec}: unknown map type `{kind}` (array, hash, lpm_trie…)"),
+        )?;
     let num =
-        |t: &str| t.parse::<u32>().with_context(|| format!("--map {spec}: `{t}` is not a size"));
-    let def =
-        MapDef { kind, key_size: num(key)?, value_size: num(value)?, max_entries: num(entries)? };
-    Map::new(def).with_context(|| format!("--map {spec}"))
+        |t: &str| t.parse::<u32>().with_context(|| format!("--map {spec}: `{t}` is not a number"));
+    let flags = match rest {
+        [] => 0,
+        [f] => num(f)?,
+        _ => bail!("--map {spec}: too many fields"),
+    };
+    let spec = MapSpec {
+        name: format!("map {index}"),
+        map_type,
+        key_size: num(key)?,
+        value_size: num(value)?,
+        max_entries: num(entries)?,
+        flags,
+        initial: Vec::new(),
+    };
+    Map::from_spec(&spec).map_err(|e| anyhow::anyhow!("--map {}: {e}", parts.join(":")))
 }
 
 fn hex_string(b: &[u8]) -> String {
@@ -304,61 +316,14 @@ enum RunAs {
     Socket,
 }
 
-/// An ELF object's map as one of the VM's maps (array and hash today), with its initial
-/// contents (global data sections).
+/// An ELF object's map in the VM, with its initial contents (global data sections).
 fn vm_map(spec: &MapSpec) -> anyhow::Result<Map> {
-    let kind = match spec.map_type {
-        MapType::Array => MapKind::Array,
-        MapType::Hash => MapKind::Hash,
-        t => bail!("map {}: {t} maps are not in sift's VM yet (array and hash are)", spec.name),
-    };
-    let def = MapDef {
-        kind,
-        key_size: spec.key_size,
-        value_size: spec.value_size,
-        max_entries: spec.max_entries,
-    };
-    let mut map = Map::new(def).with_context(|| format!("map {}", spec.name))?;
-    if !spec.initial.is_empty() {
-        let mut value = spec.initial.clone();
-        value.resize(spec.value_size as usize, 0);
-        map.update(&0u32.to_le_bytes(), &value, 0)
-            .map_err(|e| anyhow::anyhow!("map {}: initial value refused ({e})", spec.name))?;
-    }
-    Ok(map)
+    Map::from_spec(spec).map_err(|e| anyhow::anyhow!("map {}: {e}", spec.name))
 }
 
-/// An `__sk_buff` for a packet of `len` bytes in the VM: `len`, `data` and `data_end` (the
-/// packet at the VM's packet address); the other fields read as 0.
-fn skb_context(len: usize) -> Vec<u8> {
-    let mut ctx = vec![0u8; sift_ebpf::skb::SIZE];
-    let mut put = |off: i16, v: u32| {
-        let off = off as usize;
-        ctx[off..off + 4].copy_from_slice(&v.to_le_bytes());
-    };
-    let data = sift_ebpf_vm::memory::PACKET_BASE as u32;
-    put(sift_ebpf::skb::LEN, len as u32);
-    put(sift_ebpf::skb::DATA, data);
-    put(sift_ebpf::skb::DATA_END, data.wrapping_add(len as u32));
-    ctx
-}
-
-/// `TC_ACT_*` names.
+/// `TC_ACT_*` names (`TC_ACT(N)` for others).
 fn tc_action(v: u64) -> String {
-    let name = match v as u32 as i32 {
-        -1 => "TC_ACT_UNSPEC",
-        0 => "TC_ACT_OK",
-        1 => "TC_ACT_RECLASSIFY",
-        2 => "TC_ACT_SHOT",
-        3 => "TC_ACT_PIPE",
-        4 => "TC_ACT_STOLEN",
-        5 => "TC_ACT_QUEUED",
-        6 => "TC_ACT_REPEAT",
-        7 => "TC_ACT_REDIRECT",
-        8 => "TC_ACT_TRAP",
-        _ => return format!("TC_ACT({})", v as u32 as i32),
-    };
-    name.to_string()
+    tc::name(v).map_or_else(|| format!("TC_ACT({})", v as u32 as i32), str::to_string)
 }
 
 fn verify(
@@ -419,7 +384,7 @@ fn run_program(
 ) -> anyhow::Result<ExitCode> {
     let raw = read(prog)?;
     let mut helpers = Helpers::new();
-    register_map_helpers(&mut helpers);
+    register_kernel_helpers(&mut helpers);
     let (vm, run_as, names) = if raw.starts_with(b"\x7fELF") {
         if !map_specs.is_empty() {
             bail!(
@@ -443,7 +408,11 @@ fn run_program(
             bail!("{}: --section chooses a program of an ELF object", prog.display());
         }
         let slots = read_program_file(prog)?;
-        let maps = map_specs.iter().map(|s| map_spec(s)).collect::<anyhow::Result<Vec<_>>>()?;
+        let maps = map_specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| map_spec(i, s))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let vm = Vm::load_with_maps(&slots, helpers, maps)
             .map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
         (vm, RunAs::Xdp, Vec::new())
@@ -487,12 +456,24 @@ fn run_capture(
             Ok(None) => break,
             Err(e) => bail!("{}: {e}", capture.display()),
         };
-        let mut data = packet.data.to_vec();
-        let result = match run_as {
-            RunAs::Xdp => vm.run_xdp(&mut data, 1),
-            RunAs::Tc | RunAs::Socket => {
-                let mut ctx = skb_context(data.len());
-                vm.run_with_packet(&mut ctx, &mut data)
+        // The virtual clock (`bpf_ktime_get_ns`) is the packet's time.
+        let t = packet.timestamp.instant();
+        vm.env_mut().clock_ns = t.secs.saturating_mul(1_000_000_000).saturating_add(t.nanos.into());
+        let info =
+            SkbInfo { wire_len: packet.wire_len, dev_broadcast: [0xff; 6], ..SkbInfo::default() };
+        let (result, data) = match run_as {
+            RunAs::Xdp => {
+                let mut frame = XdpPacket::new(packet.data);
+                let r = vm.run_xdp_packet(&mut frame, 1, 0);
+                (r, frame.data().to_vec())
+            }
+            RunAs::Tc => {
+                let mut data = packet.data.to_vec();
+                (vm.run_tc(&mut data, &info), data)
+            }
+            RunAs::Socket => {
+                let mut data = packet.data.to_vec();
+                (vm.run_socket_filter(&mut data, &info), data)
             }
         };
         let action = match (result, run_as) {

@@ -10,8 +10,12 @@ use crate::memory::Memory;
 pub enum HelperOutcome {
     /// Continue with `r0` set to this value.
     Return(u64),
-    /// End the program now with this `r0` (ubpf's "unwind", a tail call's stop).
+    /// End the program now with this `r0` (ubpf's "unwind").
     Exit(u64),
+    /// Continue in program `n` (`bpf_tail_call` found it in a prog array): the VM runs it in
+    /// place of the current one, or falls through when it has no such program or the run
+    /// has made [`MAX_TAIL_CALL_CNT`](crate::interp::MAX_TAIL_CALL_CNT) tail calls.
+    TailCall(u32),
 }
 
 /// The arguments `r1`–`r5`.

@@ -7,15 +7,21 @@
 use sift_ebpf::EbpfInsn;
 use thiserror::Error;
 
+use crate::context::{SkbInfo, XdpPacket, sk_buff};
+use crate::env::{ProgKind, VmEnv};
 use crate::helpers::{Args, HelperOutcome, Helpers};
 use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
 use crate::memory::{
-    MAX_FRAMES, MEM_BASE, Memory, OutOfBounds, PACKET_BASE, STACK_BASE, STACK_PER_FRAME, STACK_SIZE,
+    MAX_FRAMES, MEM_BASE, Memory, OutOfBounds, PACKET_BASE, PacketBounds, STACK_BASE,
+    STACK_PER_FRAME, STACK_SIZE,
 };
 use crate::program::{LoadError, Program};
 
 /// Instructions a run may execute unless [`Vm::set_budget`] says otherwise.
 pub const DEFAULT_BUDGET: u64 = 10_000_000;
+
+/// Tail calls one run may make (the kernel's `MAX_TAIL_CALL_CNT`); the next falls through.
+pub const MAX_TAIL_CALL_CNT: u32 = 33;
 
 /// Why a run stopped without `exit`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -60,9 +66,11 @@ pub struct RunError {
     pub fault: Fault,
 }
 
-/// A caller's state saved across a bpf-to-bpf call.
+/// A caller's state saved across a bpf-to-bpf call (with the program it returns into: a
+/// tail call in the callee replaces only the callee's program).
 #[derive(Clone, Copy)]
-struct Frame {
+struct Frame<'p> {
+    slots: &'p [EbpfInsn],
     ret: usize,
     saved: [u64; 4],
     fp: u64,
@@ -76,6 +84,9 @@ pub struct Vm {
     maps: Vec<Map>,
     budget: u64,
     executed: u64,
+    env: VmEnv,
+    /// Tail call targets: program `k + 1` (0 is the VM's own program).
+    programs: Vec<Program>,
 }
 
 #[inline(always)]
@@ -127,7 +138,7 @@ impl Vm {
     /// A VM for an already loaded program. The program must have been loaded against these
     /// helpers (see [`Vm::load`]).
     pub fn new(program: Program, helpers: Helpers) -> Vm {
-        Vm { program, helpers, maps: Vec::new(), budget: DEFAULT_BUDGET, executed: 0 }
+        Vm::assemble(program, helpers, Vec::new())
     }
 
     /// Loads slots against `helpers` and `maps` (see [`Program::load_with_maps`]); add the map
@@ -139,7 +150,39 @@ impl Vm {
     ) -> Result<Vm, LoadError> {
         let defs: Vec<_> = maps.iter().map(Map::def).collect();
         let program = Program::load_with_maps(slots, |id| helpers.has(id), &defs)?;
-        Ok(Vm { program, helpers, maps, budget: DEFAULT_BUDGET, executed: 0 })
+        Ok(Vm::assemble(program, helpers, maps))
+    }
+
+    fn assemble(program: Program, helpers: Helpers, maps: Vec<Map>) -> Vm {
+        Vm {
+            program,
+            helpers,
+            maps,
+            budget: DEFAULT_BUDGET,
+            executed: 0,
+            env: VmEnv::default(),
+            programs: Vec::new(),
+        }
+    }
+
+    /// Loads another program against this VM's helpers and maps, as a tail call target: its
+    /// index for prog arrays (the VM's own program is 0, added ones 1, 2, …).
+    pub fn add_program(&mut self, slots: &[EbpfInsn]) -> Result<u32, LoadError> {
+        let defs: Vec<_> = self.maps.iter().map(Map::def).collect();
+        let helpers = &self.helpers;
+        let p = Program::load_with_maps(slots, |id| helpers.has(id), &defs)?;
+        self.programs.push(p);
+        Ok(self.programs.len() as u32)
+    }
+
+    /// The helpers' world: clock, random seed, virtual CPU, trace output, redirect target.
+    pub fn env(&self) -> &VmEnv {
+        &self.env
+    }
+
+    /// The helpers' world, writable (set the clock or the CPU before a run).
+    pub fn env_mut(&mut self) -> &mut VmEnv {
+        &mut self.env
     }
 
     /// The maps (they keep their contents from run to run).
@@ -186,9 +229,13 @@ impl Vm {
         let (r1, r2) = if mem.is_empty() { (0, 0) } else { (MEM_BASE, mem.len() as u64) };
         // The maps move out for the run (the memory borrows them while `exec` borrows `self`).
         let mut maps = std::mem::take(&mut self.maps);
-        let mut memory = Memory::new(&mut stack, mem, true, &mut [], &mut maps);
+        let mut env = std::mem::take(&mut self.env);
+        env.kind = ProgKind::Other;
+        env.redirect = None;
+        let mut memory = Memory::new(&mut stack, mem, true, &mut [], &mut maps).with_env(&mut env);
         let r = self.exec(&mut memory, r1, r2, true);
         self.maps = maps;
+        self.env = env;
         r
     }
 
@@ -196,19 +243,87 @@ impl Vm {
     /// legacy packet loads read and that the context's pointers may point into
     /// ([`PACKET_BASE`]).
     pub fn run_with_packet(&mut self, ctx: &mut [u8], packet: &mut [u8]) -> Result<u64, RunError> {
+        let end = packet.len();
+        self.run_ctx(ctx, false, packet, PacketBounds { meta: 0, data: 0, end }, ProgKind::Other).0
+    }
+
+    /// One run over a context and a packet window of a frame; the bounds as the run left
+    /// them.
+    fn run_ctx(
+        &mut self,
+        ctx: &mut [u8],
+        ctx_writable: bool,
+        frame: &mut [u8],
+        bounds: PacketBounds,
+        kind: ProgKind,
+    ) -> (Result<u64, RunError>, PacketBounds) {
         let mut stack = [0u8; STACK_SIZE];
         let mut maps = std::mem::take(&mut self.maps);
-        let mut memory = Memory::new(&mut stack, ctx, false, packet, &mut maps);
+        let mut env = std::mem::take(&mut self.env);
+        env.kind = kind;
+        env.redirect = None;
+        let mut memory = Memory::new(&mut stack, ctx, ctx_writable, frame, &mut maps)
+            .with_frame(bounds)
+            .with_env(&mut env);
         let r = self.exec(&mut memory, MEM_BASE, 0, false);
+        let bounds = memory.packet_bounds();
         self.maps = maps;
-        r
+        self.env = env;
+        (r, bounds)
     }
 
     /// Runs as an XDP program on `packet` (read and written in place), `r1` the packet's
-    /// `xdp_md`; returns the verdict ([`context::xdp`](crate::context::xdp)).
+    /// `xdp_md`; returns the verdict ([`context::xdp`](crate::context::xdp)). A program
+    /// that moves the packet's bounds (`bpf_xdp_adjust_head/meta/tail`) needs
+    /// [`Vm::run_xdp_packet`] to see the result; here the bytes of the final packet that fit
+    /// are copied back.
     pub fn run_xdp(&mut self, packet: &mut [u8], ingress_ifindex: u32) -> Result<u64, RunError> {
-        let mut md = crate::context::xdp_md(packet.len(), ingress_ifindex, 0);
-        self.run_with_packet(&mut md, packet)
+        let mut p = XdpPacket::new(packet);
+        let r = self.run_xdp_packet(&mut p, ingress_ifindex, 0);
+        let out = p.data();
+        let n = out.len().min(packet.len());
+        packet[..n].copy_from_slice(&out[..n]);
+        r
+    }
+
+    /// Runs as an XDP program on `packet` in its frame, `r1` its `xdp_md`; afterwards
+    /// `packet` is as the program left it. Returns the verdict; a redirect's target is in
+    /// [`VmEnv::redirect`].
+    pub fn run_xdp_packet(
+        &mut self,
+        packet: &mut XdpPacket,
+        ingress_ifindex: u32,
+        rx_queue_index: u32,
+    ) -> Result<u64, RunError> {
+        let mut md = packet.md(ingress_ifindex, rx_queue_index);
+        let (r, bounds) =
+            self.run_ctx(&mut md, false, &mut packet.frame, packet.bounds, ProgKind::Xdp);
+        packet.bounds = bounds;
+        r
+    }
+
+    /// Runs as a TC classifier (`SCHED_CLS`) on `packet` (an Ethernet frame, written in
+    /// place), `r1` its `__sk_buff` ([`sk_buff`]) with direct packet access; returns the
+    /// result (`TC_ACT_*`, [`context::tc`](crate::context::tc)).
+    pub fn run_tc(&mut self, packet: &mut [u8], info: &SkbInfo) -> Result<u64, RunError> {
+        let mut ctx = sk_buff(packet, info, true);
+        let end = packet.len();
+        let b = PacketBounds { meta: 0, data: 0, end };
+        self.run_ctx(&mut ctx, true, packet, b, ProgKind::Tc).0
+    }
+
+    /// Runs as a socket filter on `packet`, `r1` its `__sk_buff` without direct packet
+    /// access (`data`/`data_end` 0; legacy packet loads and `bpf_skb_load_bytes` read it);
+    /// returns the bytes to keep (0 drops the packet; more than its length keeps it all).
+    pub fn run_socket_filter(
+        &mut self,
+        packet: &mut [u8],
+        info: &SkbInfo,
+    ) -> Result<u64, RunError> {
+        let mut ctx = sk_buff(packet, info, false);
+        let end = packet.len();
+        let b = PacketBounds { meta: 0, data: 0, end };
+        self.run_ctx(&mut ctx, true, packet, b, ProgKind::SocketFilter).0
     }
 
     fn exec(
@@ -218,7 +333,9 @@ impl Vm {
         r2: u64,
         mem_is_packet: bool,
     ) -> Result<u64, RunError> {
-        let slots = self.program.slots();
+        let mut slots = self.program.slots();
+        let programs = &self.programs;
+        let mut tail_calls = 0u32;
         let helpers = &mut self.helpers;
         let mut reg = [0u64; 16];
         reg[1] = r1;
@@ -478,6 +595,7 @@ impl Vm {
                         break Err(fault(Fault::CallDepth, at));
                     }
                     frames.push(Frame {
+                        slots,
                         ret: pc,
                         saved: [reg[6], reg[7], reg[8], reg[9]],
                         fp: reg[10],
@@ -498,6 +616,22 @@ impl Vm {
                     match f(mem, args) {
                         Ok(HelperOutcome::Return(v)) => reg[0] = v,
                         Ok(HelperOutcome::Exit(v)) => break Ok(v),
+                        Ok(HelperOutcome::TailCall(k)) => {
+                            // The target replaces the running program in the same frame,
+                            // with the same context; a missing one or one past the limit
+                            // falls through.
+                            let target = match k {
+                                0 => Some(self.program.slots()),
+                                k => programs.get(k as usize - 1).map(Program::slots),
+                            };
+                            if let Some(t) = target
+                                && tail_calls < MAX_TAIL_CALL_CNT
+                            {
+                                tail_calls += 1;
+                                slots = t;
+                                pc = 0;
+                            }
+                        }
                         Err(message) => {
                             let name = helpers.name(id).unwrap_or("?");
                             break Err(fault(Fault::Helper { id, name, message }, at));
@@ -507,6 +641,7 @@ impl Vm {
                 0x95 => match frames.pop() {
                     None => break Ok(reg[0]),
                     Some(f) => {
+                        slots = f.slots;
                         pc = f.ret;
                         [reg[6], reg[7], reg[8], reg[9]] = f.saved;
                         reg[10] = f.fp;

@@ -9,23 +9,35 @@
 //!   the structural checks, each refusal located ([`LoadError`]).
 //! * [`memory`]: the regions a run sees (stack, input memory or context, packet) at fixed
 //!   virtual addresses, every access checked ([`Memory`]).
-//! * [`context`]: program contexts (XDP's `xdp_md` over a packet, [`Vm::run_xdp`]).
+//! * [`context`]: program contexts (XDP's `xdp_md` over a packet in its frame,
+//!   [`Vm::run_xdp_packet`]; TC's and socket filters' `__sk_buff`, [`Vm::run_tc`],
+//!   [`Vm::run_socket_filter`]).
 //! * [`helpers`]: the helper table the embedder fills ([`Helpers`]) and ubpf's test helpers.
-//! * [`maps`]: array and hash maps with the kernel's flags and errors, and the map helpers.
+//! * [`maps`]: the kernel's map types with its flags, limits and errors ([`Map::from_spec`]).
+//! * [`kernel`]: the kernel's helpers ([`register_kernel_helpers`]), over the helpers'
+//!   world [`env`](mod@env) ([`VmEnv`]: virtual clock, seeded random numbers, virtual CPU, trace
+//!   output, redirect target), with [`csum`] for the checksum helpers.
 //! * [`interp`]: the interpreter ([`Vm`]): bpf-to-bpf calls (8 frames of 512 bytes), helpers,
 //!   `callx`, legacy packet loads, the kernel's division and shift results, an instruction
 //!   budget; faults are located ([`RunError`]), never panics.
 #![forbid(unsafe_code)]
 
 pub mod context;
+pub mod csum;
+pub mod env;
 pub mod helpers;
 pub mod interp;
+pub mod kernel;
 pub mod maps;
 pub mod memory;
+mod printk;
 pub mod program;
 
+pub use context::{SkbInfo, XdpPacket};
+pub use env::{ProgKind, Redirect, VmEnv};
 pub use helpers::{Args, HelperFn, HelperOutcome, Helpers, test_helpers};
-pub use interp::{DEFAULT_BUDGET, Fault, RunError, Vm};
-pub use maps::{Map, MapDef, MapKind, register_map_helpers};
+pub use interp::{DEFAULT_BUDGET, Fault, MAX_TAIL_CALL_CNT, RunError, Vm};
+pub use kernel::{register_kernel_helpers, register_map_helpers};
+pub use maps::{Map, MapDef, MapDefError, MapError, MapKind};
 pub use memory::Memory;
 pub use program::{LoadError, MAX_INSNS, Program};

@@ -4,9 +4,15 @@
 //! Pointers in eBPF registers are plain 64-bit numbers, and this crate has no `unsafe`, so the
 //! VM gives each region a virtual base address and translates each access; an access that
 //! falls outside every region (or writes a read-only one) is a fault, never a panic.
+//!
+//! The packet region is a window of a larger frame buffer (headroom before it, tailroom
+//! after it), so that helpers such as `bpf_xdp_adjust_head` can move its bounds as the
+//! kernel moves `data`, `data_meta` and `data_end`; the program reaches only the window
+//! (`data_meta` to `data_end`).
 
 use thiserror::Error;
 
+use crate::env::VmEnv;
 use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
 
 // Stack, memory and packet sit below 4 GiB: an XDP context holds 32-bit packet pointers
@@ -41,8 +47,26 @@ pub struct Memory<'a> {
     stack: &'a mut [u8],
     mem: &'a mut [u8],
     mem_writable: bool,
+    /// The frame buffer; the packet is `packet[meta..end]`, `data` where the program's
+    /// `data` points; `packet[0]` is at `packet_base`.
     packet: &'a mut [u8],
+    meta: usize,
+    data: usize,
+    end: usize,
+    packet_base: u64,
     maps: &'a mut [Map],
+    env: Option<&'a mut VmEnv>,
+}
+
+/// A packet's bounds in its frame buffer (offsets): `meta <= data <= end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketBounds {
+    /// Where the metadata starts (`data_meta`).
+    pub meta: usize,
+    /// Where the packet starts (`data`).
+    pub data: usize,
+    /// Where it ends (`data_end`).
+    pub end: usize,
 }
 
 /// Which region an address is in, and where.
@@ -69,7 +93,73 @@ impl<'a> Memory<'a> {
         packet: &'a mut [u8],
         maps: &'a mut [Map],
     ) -> Memory<'a> {
-        Memory { stack, mem, mem_writable, packet, maps }
+        let end = packet.len();
+        Memory {
+            stack,
+            mem,
+            mem_writable,
+            packet,
+            meta: 0,
+            data: 0,
+            end,
+            packet_base: PACKET_BASE,
+            maps,
+            env: None,
+        }
+    }
+
+    /// The packet as a window `bounds` of a frame buffer `frame`, `data` at [`PACKET_BASE`]
+    /// (headroom below it, tailroom above `end`).
+    pub fn with_frame(mut self, bounds: PacketBounds) -> Memory<'a> {
+        let PacketBounds { meta, data, end } = bounds;
+        if meta <= data && data <= end && end <= self.packet.len() {
+            (self.meta, self.data, self.end) = (meta, data, end);
+            self.packet_base = PACKET_BASE - data as u64;
+        }
+        self
+    }
+
+    /// The helpers' world for this run.
+    pub fn with_env(mut self, env: &'a mut VmEnv) -> Memory<'a> {
+        self.env = Some(env);
+        self
+    }
+
+    /// The helpers' world (an error for runs without one).
+    pub fn env(&mut self) -> Result<&mut VmEnv, String> {
+        self.env.as_deref_mut().ok_or_else(|| "this run has no helper environment".to_string())
+    }
+
+    /// The packet's bounds in the frame buffer.
+    pub fn packet_bounds(&self) -> PacketBounds {
+        PacketBounds { meta: self.meta, data: self.data, end: self.end }
+    }
+
+    /// Moves the packet's bounds (helpers that resize it); `false` (nothing changed) when
+    /// they are out of order or past the frame.
+    pub fn set_packet_bounds(&mut self, b: PacketBounds) -> bool {
+        if b.meta <= b.data && b.data <= b.end && b.end <= self.packet.len() {
+            (self.meta, self.data, self.end) = (b.meta, b.data, b.end);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The virtual address of frame buffer offset `off`.
+    pub fn packet_address(&self, off: usize) -> u64 {
+        self.packet_base.wrapping_add(off as u64)
+    }
+
+    /// The whole frame buffer, writable (helpers moving data within it).
+    pub fn frame_mut(&mut self) -> &mut [u8] {
+        self.packet
+    }
+
+    /// The context (or input memory), writable whatever the program may do: helpers update
+    /// the fields a resize moves.
+    pub fn ctx_mut(&mut self) -> &mut [u8] {
+        self.mem
     }
 
     /// The maps (values at `MAP_BASE + (index << 32)`).
@@ -92,8 +182,10 @@ impl<'a> Memory<'a> {
         {
             return Ok(Place::Mem(o));
         }
-        if let Some(o) = within(addr, len, PACKET_BASE, self.packet.len()) {
-            return Ok(Place::Packet(o));
+        if let Some(o) =
+            within(addr, len, self.packet_base + self.meta as u64, self.end - self.meta)
+        {
+            return Ok(Place::Packet(self.meta + o));
         }
         if (MAP_BASE..MAP_HANDLE_BASE).contains(&addr) {
             let i = ((addr - MAP_BASE) >> 32) as usize;
@@ -145,8 +237,13 @@ impl<'a> Memory<'a> {
         Ok(())
     }
 
-    /// The packet (empty when the run has none).
+    /// The packet from `data` to `data_end` (empty when the run has none).
     pub fn packet(&self) -> &[u8] {
-        self.packet
+        &self.packet[self.data..self.end]
+    }
+
+    /// The packet from `data` to `data_end`, writable.
+    pub fn packet_mut(&mut self) -> &mut [u8] {
+        &mut self.packet[self.data..self.end]
     }
 }

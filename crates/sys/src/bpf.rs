@@ -92,15 +92,15 @@ fn bpf<T: Attr>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
 
 /// How many times [`prog_load`] asks the kernel when the verifier is interrupted (libbpf's
 /// `PROG_LOAD_ATTEMPTS`).
-pub const PROG_LOAD_ATTEMPTS: u32 = 5;
+pub const PROG_LOAD_ATTEMPTS: u32 = 8;
 
 /// `BPF_PROG_LOAD` of `insns` (encoded eBPF, 8 bytes per slot; a partial last slot is not
 /// passed) as a program of type `prog_type`, licensed GPL, named `sift`. With `log`, the
 /// verifier's log (level 1) is written into it, NUL-terminated (loading with a log is slower:
 /// ask for it after a refusal). The verifier gives up with `EAGAIN` when a signal reaches the
 /// process while it works (another thread's timer, a child ending); like libbpf, the load is
-/// tried again, up to [`PROG_LOAD_ATTEMPTS`] times in all. `ENOMEM` is tried again the same
-/// number of times, after 8, 32, 128 and 512 ms.
+/// tried again, up to [`PROG_LOAD_ATTEMPTS`] times in all, and so is `ENOMEM`, after 8, 16,
+/// 32… ms (at most half a second each: under two seconds in all).
 pub fn prog_load(prog_type: u32, insns: &[u8], log: Option<&mut [u8]>) -> io::Result<OwnedFd> {
     const LICENSE: &[u8] = b"GPL\0";
     let mut attr = ProgLoadAttr {
@@ -124,13 +124,14 @@ fn load(attr: &mut ProgLoadAttr) -> io::Result<OwnedFd> {
     let mut attempts = 1;
     let fd = loop {
         match bpf(BPF_PROG_LOAD, attr) {
-            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && attempts < PROG_LOAD_ATTEMPTS => {
-                attempts += 1;
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ENOMEM) && attempts < PROG_LOAD_ATTEMPTS => {
-                // Closed programs are freed after an RCU grace period, so a process that loads
-                // and drops many large programs can find its memory cgroup full for a moment.
-                std::thread::sleep(std::time::Duration::from_millis(2 << (2 * attempts)));
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOMEM))
+                    && attempts < PROG_LOAD_ATTEMPTS =>
+            {
+                // A signal interrupted the verifier (EAGAIN), or closed programs not yet freed
+                // after their RCU grace period fill the memory cgroup (ENOMEM): a moment later
+                // the load goes through. Busy machines needed more than an immediate retry.
+                std::thread::sleep(std::time::Duration::from_millis((4u64 << attempts).min(500)));
                 attempts += 1;
             }
             other => break other?,
@@ -166,37 +167,6 @@ pub fn prog_test_run(prog: impl AsFd, data: &[u8], ctx: &[u8], repeat: u32) -> i
     Ok(TestRun { retval: attr.retval, duration_ns: attr.duration })
 }
 
-/// What a `BPF_PROG_TEST_RUN` with an output buffer reports: the run, and how many bytes of
-/// the packet as the program left it were written to the buffer (the kernel's
-/// `data_size_out`; larger than the buffer when it did not fit, the call then failing with
-/// `ENOSPC`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TestRunOut {
-    /// The return value and time.
-    pub run: TestRun,
-    /// The output packet's length.
-    pub data_len: usize,
-}
-
-/// `BPF_PROG_TEST_RUN` of a loaded program once on `data` with the kernel's default context,
-/// the packet as the program left it written into `out`.
-pub fn prog_test_run_out(prog: impl AsFd, data: &[u8], out: &mut [u8]) -> io::Result<TestRunOut> {
-    let mut attr = TestRunAttr {
-        prog_fd: prog.as_fd().as_raw_fd() as u32,
-        data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
-        data_in: data.as_ptr() as u64,
-        data_size_out: u32::try_from(out.len()).unwrap_or(u32::MAX),
-        data_out: out.as_mut_ptr() as u64,
-        repeat: 1,
-        ..TestRunAttr::default()
-    };
-    bpf(BPF_PROG_TEST_RUN, &mut attr)?;
-    Ok(TestRunOut {
-        run: TestRun { retval: attr.retval, duration_ns: attr.duration },
-        data_len: attr.data_size_out as usize,
-    })
-}
-
 /// Whether an error from [`prog_load`] means the kernel cannot be asked at all rather than a
 /// refusal of the program: `EPERM` (no privilege, `unprivileged_bpf_disabled`) or `ENOSYS` (no
 /// `bpf(2)`). Not `EACCES`, which is the verifier refusing an access.
@@ -211,9 +181,9 @@ pub fn is_log_truncated(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::ENOSPC)
 }
 
-// Maps (`BPF_MAP_CREATE`, element lookup, update and iteration) and a program load with the
-// object's license: what running an ELF object's programs in the kernel needs (sift-ebpf-elf's
-// C corpus compares sift's VM with the kernel on programs, packets and map contents).
+// ---- maps, and test runs that return the packet ----------------------------------------------
+// What running eBPF objects in the kernel next to sift's VM needs: the VM's and the ELF
+// loader's differential tests create maps, fill and read them, and compare output packets.
 
 /// `BPF_MAP_CREATE`.
 const BPF_MAP_CREATE: libc::c_long = 0;
@@ -221,8 +191,12 @@ const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 /// `BPF_MAP_UPDATE_ELEM`.
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+/// `BPF_MAP_DELETE_ELEM`.
+const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 /// `BPF_MAP_GET_NEXT_KEY`.
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+/// `BPF_MAP_LOOKUP_AND_DELETE_ELEM`.
+const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
 
 /// `union bpf_attr` for `BPF_MAP_CREATE` (the fields up to `map_name`).
 #[repr(C)]
@@ -245,15 +219,14 @@ struct MapElemAttr {
     map_fd: u32,
     _pad: u32,
     key: u64,
-    value_or_next_key: u64,
+    value: u64,
     flags: u64,
 }
 
 impl Attr for MapCreateAttr {}
 impl Attr for MapElemAttr {}
 
-/// `BPF_MAP_CREATE`: a map of kernel type `map_type` (`enum bpf_map_type`) with these sizes
-/// and flags.
+/// `BPF_MAP_CREATE`: a map of `map_type` (the kernel's number) named `sift`.
 pub fn map_create(
     map_type: u32,
     key_size: u32,
@@ -276,53 +249,87 @@ pub fn map_create(
     unsafe { crate::owned_fd(fd) }
 }
 
-/// `BPF_MAP_LOOKUP_ELEM`: the value of `key` (`value_size` bytes), `None` when absent.
-pub fn map_lookup(map: impl AsFd, key: &[u8], value_size: usize) -> io::Result<Option<Vec<u8>>> {
-    let mut value = vec![0u8; value_size];
-    let mut attr = MapElemAttr {
-        map_fd: map.as_fd().as_raw_fd() as u32,
-        key: key.as_ptr() as u64,
-        value_or_next_key: value.as_mut_ptr() as u64,
-        ..Default::default()
-    };
-    match bpf(BPF_MAP_LOOKUP_ELEM, &mut attr) {
-        Ok(_) => Ok(Some(value)),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// `BPF_MAP_UPDATE_ELEM` with `flags` (`BPF_ANY` 0, `BPF_NOEXIST` 1, `BPF_EXIST` 2). `key` and
-/// `value` must have the map's sizes.
-pub fn map_update(map: impl AsFd, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
-    let mut attr = MapElemAttr {
-        map_fd: map.as_fd().as_raw_fd() as u32,
-        key: key.as_ptr() as u64,
-        value_or_next_key: value.as_ptr() as u64,
-        flags,
-        ..Default::default()
-    };
-    bpf(BPF_MAP_UPDATE_ELEM, &mut attr).map(|_| ())
-}
-
-/// `BPF_MAP_GET_NEXT_KEY`: the key after `key` (`None`: the first), `None` after the last.
-pub fn map_next_key(
+fn map_elem(
+    cmd: libc::c_long,
     map: impl AsFd,
     key: Option<&[u8]>,
-    key_size: usize,
-) -> io::Result<Option<Vec<u8>>> {
-    let mut next = vec![0u8; key_size];
+    value: u64,
+    flags: u64,
+) -> io::Result<()> {
     let mut attr = MapElemAttr {
         map_fd: map.as_fd().as_raw_fd() as u32,
         key: key.map_or(0, |k| k.as_ptr() as u64),
-        value_or_next_key: next.as_mut_ptr() as u64,
+        value,
+        flags,
         ..Default::default()
     };
-    match bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) {
-        Ok(_) => Ok(Some(next)),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
-        Err(e) => Err(e),
-    }
+    bpf(cmd, &mut attr).map(|_| ())
+}
+
+/// `BPF_MAP_LOOKUP_ELEM`: the value of `key` into `value` (its size is the map's value size;
+/// per-CPU maps: one value per possible CPU, each rounded up to 8 bytes). Queues and stacks
+/// (empty `key`) peek.
+pub fn map_lookup_elem(map: impl AsFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+    let key = (!key.is_empty()).then_some(key);
+    map_elem(BPF_MAP_LOOKUP_ELEM, map, key, value.as_mut_ptr() as u64, 0)
+}
+
+/// `BPF_MAP_UPDATE_ELEM` with `flags` (`BPF_ANY` 0, `BPF_NOEXIST` 1, `BPF_EXIST` 2); queues
+/// and stacks (empty `key`) push.
+pub fn map_update_elem(map: impl AsFd, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+    let key = (!key.is_empty()).then_some(key);
+    map_elem(BPF_MAP_UPDATE_ELEM, map, key, value.as_ptr() as u64, flags)
+}
+
+/// `BPF_MAP_DELETE_ELEM`.
+pub fn map_delete_elem(map: impl AsFd, key: &[u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_DELETE_ELEM, map, Some(key), 0, 0)
+}
+
+/// `BPF_MAP_GET_NEXT_KEY`: the key after `key` (the first for `None`) into `next`; `ENOENT`
+/// after the last.
+pub fn map_get_next_key(map: impl AsFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_GET_NEXT_KEY, map, key, next.as_mut_ptr() as u64, 0)
+}
+
+/// `BPF_MAP_LOOKUP_AND_DELETE_ELEM` without a key: a queue's or stack's pop into `value`.
+pub fn map_pop_elem(map: impl AsFd, value: &mut [u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_LOOKUP_AND_DELETE_ELEM, map, None, value.as_mut_ptr() as u64, 0)
+}
+
+/// What [`prog_test_run_data`] reports: the return value and the packet and context as the
+/// program left them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestRunOut {
+    /// The program's return value (`r0`).
+    pub retval: u32,
+    /// The packet afterwards (`data_out`).
+    pub data: Vec<u8>,
+}
+
+/// `BPF_PROG_TEST_RUN` once on `data` with the context `ctx` (empty: the kernel's default),
+/// returning the packet as the program left it (up to `out_capacity` bytes).
+pub fn prog_test_run_data(
+    prog: impl AsFd,
+    data: &[u8],
+    ctx: &[u8],
+    out_capacity: usize,
+) -> io::Result<TestRunOut> {
+    let mut out = vec![0u8; out_capacity];
+    let mut attr = TestRunAttr {
+        prog_fd: prog.as_fd().as_raw_fd() as u32,
+        data_size_in: u32::try_from(data.len()).unwrap_or(u32::MAX),
+        data_in: data.as_ptr() as u64,
+        data_size_out: u32::try_from(out.len()).unwrap_or(u32::MAX),
+        data_out: out.as_mut_ptr() as u64,
+        repeat: 1,
+        ctx_size_in: u32::try_from(ctx.len()).unwrap_or(u32::MAX),
+        ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
+        ..TestRunAttr::default()
+    };
+    bpf(BPF_PROG_TEST_RUN, &mut attr)?;
+    out.truncate((attr.data_size_out as usize).min(out_capacity));
+    Ok(TestRunOut { retval: attr.retval, data: out })
 }
 
 /// `BPF_PROG_LOAD` as [`prog_load`] with the program's type, license and (for XDP, 0) expected

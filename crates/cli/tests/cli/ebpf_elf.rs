@@ -167,12 +167,23 @@ fn write_keeps_packets_as_the_program_left_them() {
 fn maps_the_vm_lacks_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let Some(obj) = compile("xdp_firewall", dir.path()) else { return };
+    // The firewall's LPM trie runs; nothing in dns.pcap is blocked.
     let o = sift(&["ebpf", "run", obj.to_str().unwrap(), "-r", &sample("dns.pcap")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "12 packets: XDP_PASS 12\n");
+    let prog = dir.path().join("pass.asm");
+    std::fs::write(&prog, "mov %r0, 2\nexit\n").unwrap();
+    let run_with = |map: &str| {
+        sift(&["ebpf", "run", prog.to_str().unwrap(), "-r", &sample("dns.pcap"), "--map", map])
+    };
+    let o = run_with("cpumap:4:4:4");
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         text(&o.stderr),
-        "sift: map blocked: LPM_TRIE maps are not in sift's VM yet (array and hash are)\n"
+        "sift: --map cpumap:4:4:4: map `map 0`: type CPUMAP is not supported by sift's VM\n"
     );
+    let o = run_with("lpm_trie:8:4:16:1");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     // --map is for programs without their own maps.
     let o = sift(&[
         "ebpf",

@@ -395,15 +395,14 @@ fn bytes(prog: &[EbpfInsn]) -> Vec<u8> {
 /// values differ and the first differing packet byte (`None`: the same, or not loaded).
 fn difference(prog: &[EbpfInsn], packet: &[u8]) -> Option<(bool, Option<usize>)> {
     let fd = bpf::prog_load(bpf::BPF_PROG_TYPE_XDP, &bytes(prog), None).ok()?;
-    let mut out = vec![0u8; 4096];
-    let kernel = bpf::prog_test_run_out(&fd, packet, &mut out).ok()?;
+    let kernel = bpf::prog_test_run_data(&fd, packet, &[], 4096).ok()?;
     let Ok(mut vm) = sift_ebpf_vm::Vm::load(prog, sift_ebpf_vm::Helpers::new()) else {
         return Some((true, None));
     };
     let mut ours = packet.to_vec();
     let Ok(r0) = vm.run_xdp(&mut ours, 1) else { return Some((true, None)) };
-    let at = ours.iter().zip(&out[..kernel.data_len]).position(|(a, b)| a != b);
-    let r0_differs = r0 as u32 != kernel.run.retval;
+    let at = ours.iter().zip(&kernel.data).position(|(a, b)| a != b);
+    let r0_differs = r0 as u32 != kernel.retval;
     (r0_differs || at.is_some()).then_some((r0_differs, at))
 }
 
@@ -445,7 +444,6 @@ fn random_programs_agree_with_the_kernel() {
     let mut cmpxchg32 = Vec::new();
     let mut verifier_refused = Vec::new();
     let mut wrong = Vec::new();
-    let mut out = vec![0u8; 4096];
     for n in 0..count {
         let prog = program(&mut r);
         let len = 64 + r.below(200) as usize;
@@ -483,41 +481,35 @@ fn random_programs_agree_with_the_kernel() {
                 verifier_refused.push(String::new());
             }
         }
-        let kernel = bpf::prog_test_run_out(&fd, &packet, &mut out).expect("BPF_PROG_TEST_RUN");
+        let kernel = bpf::prog_test_run_data(&fd, &packet, &[], 4096).expect("BPF_PROG_TEST_RUN");
         let mut vm = sift_ebpf_vm::Vm::load(&prog, sift_ebpf_vm::Helpers::new())
             .unwrap_or_else(|e| panic!("program {n}: the VM refuses what the kernel loaded: {e}"));
         let mut ours = packet.clone();
         let got = vm.run_xdp(&mut ours, 1);
         let same = match &got {
-            Ok(r0) => {
-                *r0 as u32 == kernel.run.retval && ours[..] == out[..kernel.data_len.min(out.len())]
-            }
+            Ok(r0) => *r0 as u32 == kernel.retval && ours == kernel.data,
             Err(_) => false,
         };
-        let kernel_out = &out[..kernel.data_len.min(out.len())];
+        let kernel_out = &kernel.data[..];
         if same {
             agreed += 1;
-        } else if got.as_ref().is_ok_and(|r0| *r0 as u32 == kernel.run.retval)
+        } else if got.as_ref().is_ok_and(|r0| *r0 as u32 == kernel.retval)
             && is_cmpxchg32_upper_half(&prog, &ours, kernel_out)
         {
             cmpxchg32.push(n);
         } else if wrong.len() < 5 {
             wrong.push(format!(
                 "program {n}: kernel r0 {:#x}, VM {:?}; packets: {}\nminimized:\n{}",
-                kernel.run.retval,
+                kernel.retval,
                 got,
-                match ours
-                    .iter()
-                    .zip(&out[..kernel.data_len.min(out.len())])
-                    .position(|(a, b)| a != b)
-                {
+                match ours.iter().zip(kernel_out).position(|(a, b)| a != b) {
                     Some(at) => format!(
                         "first difference at byte {at}: kernel {:02x?}, VM {:02x?}",
-                        &out[at & !7..(at & !7) + 8],
+                        &kernel_out[at & !7..(at & !7) + 8],
                         &ours[at & !7..(at & !7) + 8]
                     ),
-                    None if ours.len() == kernel.data_len => "equal".into(),
-                    None => format!("{} bytes, the kernel's {}", ours.len(), kernel.data_len),
+                    None if ours.len() == kernel_out.len() => "equal".into(),
+                    None => format!("{} bytes, the kernel's {}", ours.len(), kernel_out.len()),
                 },
                 sift_ebpf::listing::objdump(&minimize(&prog, &packet, body_start(&prog)))
             ));
