@@ -15,20 +15,7 @@ use sift_ebpf::{MapSpec, MapType};
 use sift_ebpf_vm::Map;
 use sift_sys::bpf;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use sift_testkit::Rng;
 
 fn errno(r: io::Result<()>) -> i64 {
     match r {

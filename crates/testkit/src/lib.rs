@@ -8,6 +8,9 @@
 //!   a differential test can never pass vacuously there.
 //! * **Golden files.** Expected output is kept in text files beside the input. A mismatch fails
 //!   with both texts; `BLESS=1` rewrites the expectation instead.
+//!
+//! And one generator, [`Rng`], for tests that draw programs, packets and operations: the same
+//! seed gives the same cases everywhere.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
@@ -145,4 +148,41 @@ pub fn golden_cases(path: &Path, mut render: impl FnMut(&str, &str) -> String) -
     }
     golden(path, &out);
     n
+}
+
+/// A small deterministic generator (xorshift64*) for generated test cases. The seed must not
+/// be 0.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    // A generator that never ends, not an iterator: `next` as the tests have always called it.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+
+    /// One of `xs` (not empty).
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
 }

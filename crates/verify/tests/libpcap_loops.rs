@@ -7,20 +7,7 @@ use sift_insn::{Insn, Opcode};
 use sift_libpcap::Libpcap;
 use sift_verify::{Mode, Reason, validate};
 
-/// xorshift64*: a small deterministic source.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use sift_testkit::Rng;
 
 fn insn(rng: &mut Rng, len: usize) -> Insn {
     let code = match rng.below(8) {

@@ -34,23 +34,7 @@ use sift_vm::Interpreter;
 /// stay cheap. `cycles_end_at_the_default_budget` runs the default one.
 const BUDGET: u32 = 1 << 16;
 
-/// A small deterministic PRNG (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len() as u64) as usize]
-    }
-}
+use sift_testkit::Rng;
 
 const EXT: [u8; 4] = [0, 60, 43, 44];
 const AH: u8 = 51;

@@ -5,29 +5,7 @@
 
 use sift_ebpf::{AluOp, Cond, ImmKind, Insn, MapSpec, MapType, Operand, Size, Width};
 
-/// xorshift64*: deterministic, no dependency.
-pub struct Rng(pub u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+pub use sift_testkit::Rng;
 
 pub const VALUE_SIZE: u32 = 16;
 /// Scalar registers the generator plays with (r2/r3 hold data/data_end, r6 the context).

@@ -18,33 +18,14 @@ use sift_ebpf::opcode::{alu, class, jmp, mode, size, source, swap};
 use sift_ebpf::{EbpfInsn, MapSpec, MapType, helper_ids};
 use sift_sys::bpf;
 
-/// splitmix64: deterministic and seedable.
-struct Rng(u64);
+use sift_testkit::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    /// Immediates that hit the edges (0, ±1, the sign bits) as often as random values.
-    fn imm(&mut self) -> i32 {
-        match self.below(6) {
-            0 => self.pick(&[0, 1, -1, i32::MIN, i32::MAX, 0x8000, 0xffff, 31, 32, 63]),
-            1 => self.below(64) as i32,
-            _ => self.next() as i32,
-        }
+/// Immediates that hit the edges (0, ±1, the sign bits) as often as random values.
+fn imm(r: &mut Rng) -> i32 {
+    match r.below(6) {
+        0 => r.pick(&[0, 1, -1, i32::MIN, i32::MAX, 0x8000, 0xffff, 31, 32, 63]),
+        1 => r.below(64) as i32,
+        _ => r.next() as i32,
     }
 }
 
@@ -147,7 +128,7 @@ fn alu_item(r: &mut Rng) -> Item {
             // offset 1: the signed forms (ISA v4).
             let signed = i16::from(r.chance(50));
             if r.chance(50) {
-                let mut k = r.imm();
+                let mut k = imm(r);
                 if k == 0 {
                     k = -1;
                 }
@@ -161,7 +142,7 @@ fn alu_item(r: &mut Rng) -> Item {
             let from = if wide { r.pick(&[8, 16, 32]) } else { r.pick(&[8, 16]) };
             ins(cls | op | source::X, dst, src, from, 0)
         }
-        _ if r.chance(50) => ins(cls | op | source::K, dst, 0, 0, r.imm()),
+        _ if r.chance(50) => ins(cls | op | source::K, dst, 0, 0, imm(r)),
         _ => ins(cls | op | source::X, dst, src, 0, 0),
     }
 }
@@ -175,7 +156,7 @@ fn mem_item(r: &mut Rng) -> Item {
         match r.below(4) {
             0 => ins(class::LDX | mode::MEM | sz, reg, 7, off, 0),
             1 if sz != size::DW => ins(class::LDX | mode::MEMSX | sz, reg, 7, off, 0),
-            2 => ins(class::ST | mode::MEM | sz, 7, 0, off, r.imm()),
+            2 => ins(class::ST | mode::MEM | sz, 7, 0, off, imm(r)),
             _ => ins(class::STX | mode::MEM | sz, 7, reg, off, 0),
         }
     } else {
@@ -184,7 +165,7 @@ fn mem_item(r: &mut Rng) -> Item {
         match r.below(5) {
             0 => ins(class::LDX | mode::MEM | sz, reg, 10, off, 0),
             1 if sz != size::DW => ins(class::LDX | mode::MEMSX | sz, reg, 10, off, 0),
-            2 => ins(class::ST | mode::MEM | sz, 10, 0, off, r.imm()),
+            2 => ins(class::ST | mode::MEM | sz, 10, 0, off, imm(r)),
             3 if sz == size::W || sz == size::DW => atomic_item(r, sz, off),
             _ => ins(class::STX | mode::MEM | sz, 10, reg, off, 0),
         }
@@ -222,7 +203,7 @@ fn branch_item(r: &mut Rng, left: usize) -> Item {
         jmp::JSLE,
     ]);
     let (code, src, imm) = if r.chance(50) {
-        (cls | cond | source::K, 0, r.imm())
+        (cls | cond | source::K, 0, imm(r))
     } else {
         (cls | cond | source::X, r.pick(&SCALARS), 0)
     };
@@ -283,7 +264,7 @@ fn map_item(r: &mut Rng) -> Item {
                 ops.push(match r.below(4) {
                     0 => EbpfInsn::new(class::LDX | mode::MEM | sz, reg, R0, off, 0),
                     1 => EbpfInsn::new(class::STX | mode::MEM | sz, R0, reg, off, 0),
-                    2 => EbpfInsn::new(class::ST | mode::MEM | sz, R0, 0, off, r.imm()),
+                    2 => EbpfInsn::new(class::ST | mode::MEM | sz, R0, 0, off, imm(r)),
                     _ if sz == size::W || sz == size::DW => {
                         let op = r.pick(&[0x00, 0x01, 0x41, 0x51, 0xa1, 0xe1, 0x40, 0xa0]);
                         EbpfInsn::new(class::STX | mode::ATOMIC | sz, R0, reg, off, op)
@@ -308,7 +289,7 @@ fn map_item(r: &mut Rng) -> Item {
         v.push(EbpfInsn::new(class::ALU64 | alu::XOR | source::X, R9, R0, 0, 0));
     }
     for reg in 0..=5 {
-        v.push(EbpfInsn::new(class::ALU64 | alu::MOV | source::K, reg, 0, 0, r.imm()));
+        v.push(EbpfInsn::new(class::ALU64 | alu::MOV | source::K, reg, 0, 0, imm(r)));
     }
     Item::Seq(v)
 }
@@ -330,7 +311,7 @@ fn program(r: &mut Rng) -> Vec<EbpfInsn> {
         if r.chance(30) {
             out.extend(lddw(reg, r.next()));
         } else {
-            out.push(EbpfInsn::new(class::ALU64 | alu::MOV | source::K, reg, 0, 0, r.imm()));
+            out.push(EbpfInsn::new(class::ALU64 | alu::MOV | source::K, reg, 0, 0, imm(r)));
         }
     }
     for k in 1..=STACK / 8 {
@@ -408,13 +389,7 @@ fn program(r: &mut Rng) -> Vec<EbpfInsn> {
                 let off = (sub_start - here - 1) as i32;
                 out.push(EbpfInsn::new(class::JMP | jmp::CALL, 0, 1, 0, off));
                 for reg in 1..=5 {
-                    out.push(EbpfInsn::new(
-                        class::ALU64 | alu::MOV | source::K,
-                        reg,
-                        0,
-                        0,
-                        r.imm(),
-                    ));
+                    out.push(EbpfInsn::new(class::ALU64 | alu::MOV | source::K, reg, 0, 0, imm(r)));
                 }
             }
         }
