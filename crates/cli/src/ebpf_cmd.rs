@@ -84,6 +84,11 @@ pub enum EbpfCommand {
         /// `map_fd(0)`, the next `map_fd(1)`…
         #[arg(long = "map", value_name = "SPEC")]
         maps: Vec<String>,
+        /// Set a map entry before the first packet, `MAP:KEY:VALUE` (the map by name or
+        /// number, key and value in hex: `blocked:180000000a000000:01000000`; an empty key
+        /// pushes onto a queue or stack). Repeatable.
+        #[arg(long = "map-update", value_name = "MAP:KEY:VALUE")]
+        updates: Vec<String>,
         /// Print every map's entries at the end (`map N: KEY => VALUE`, hex; an ELF object's
         /// maps also by name).
         #[arg(long = "maps", alias = "dump-maps")]
@@ -139,8 +144,8 @@ pub fn run(cmd: EbpfCommand) -> anyhow::Result<ExitCode> {
         EbpfCommand::Verify { prog, section, prog_type, unprivileged } => {
             verify(&prog, section.as_deref(), &prog_type, unprivileged)
         }
-        EbpfCommand::Run { prog, section, capture, count, write, maps, dump_maps } => {
-            let opts = RunOptions { capture, count, write, dump_maps };
+        EbpfCommand::Run { prog, section, capture, count, write, maps, updates, dump_maps } => {
+            let opts = RunOptions { capture, count, write, updates, dump_maps };
             run_program(&prog, section.as_deref(), &maps, &opts)
         }
     }
@@ -293,6 +298,43 @@ fn map_spec(index: usize, spec: &str) -> anyhow::Result<Map> {
     Map::from_spec(&spec).map_err(|e| anyhow::anyhow!("--map {}: {e}", parts.join(":")))
 }
 
+/// `--map-update MAP:KEY:VALUE` applied to the VM's maps (`BPF_ANY`).
+fn map_update(vm: &mut Vm, names: &[String], update: &str) -> anyhow::Result<()> {
+    let [map, key, value] = update.splitn(3, ':').collect::<Vec<_>>()[..] else {
+        bail!("--map-update {update}: expected MAP:KEY:VALUE");
+    };
+    let index = names
+        .iter()
+        .position(|n| n == map)
+        .or_else(|| map.parse::<usize>().ok())
+        .filter(|&i| i < vm.maps().len())
+        .with_context(|| format!("--map-update {update}: no map `{map}`"))?;
+    let hex = |t: &str| -> anyhow::Result<Vec<u8>> {
+        if !t.len().is_multiple_of(2) || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!("--map-update {update}: `{t}` is not hex bytes");
+        }
+        Ok((0..t.len()).step_by(2).map(|i| u8::from_str_radix(&t[i..i + 2], 16).unwrap()).collect())
+    };
+    let (key, value) = (hex(key)?, hex(value)?);
+    let m = &mut vm.maps_mut()[index];
+    let spec = m.def();
+    if (!key.is_empty() && key.len() != spec.key_size as usize)
+        || value.len() != spec.value_size as usize
+    {
+        bail!(
+            "--map-update {update}: map `{map}` has {}-byte keys and {}-byte values",
+            spec.key_size,
+            spec.value_size
+        );
+    }
+    m.update(&key, &value, 0).map_err(|e| {
+        anyhow::anyhow!(
+            "--map-update {update}: refused ({})",
+            std::io::Error::from_raw_os_error(-e as i32)
+        )
+    })
+}
+
 fn hex_string(b: &[u8]) -> String {
     b.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -302,6 +344,7 @@ struct RunOptions {
     capture: PathBuf,
     count: Option<u64>,
     write: Option<PathBuf>,
+    updates: Vec<String>,
     dump_maps: bool,
 }
 
@@ -417,6 +460,10 @@ fn run_program(
             .map_err(|e| anyhow::anyhow!("{}: {e}", prog.display()))?;
         (vm, RunAs::Xdp, Vec::new())
     };
+    let mut vm = vm;
+    for u in &opts.updates {
+        map_update(&mut vm, &names, u)?;
+    }
     run_capture(vm, run_as, &names, opts)
 }
 

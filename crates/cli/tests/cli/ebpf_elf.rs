@@ -171,6 +171,34 @@ fn maps_the_vm_lacks_are_named() {
     let o = sift(&["ebpf", "run", obj.to_str().unwrap(), "-r", &sample("dns.pcap")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stderr), "12 packets: XDP_PASS 12\n");
+    // With 198.51.100.0/24 in the trie, the six IPv4 packets from it are dropped and counted.
+    let o = sift(&[
+        "ebpf",
+        "run",
+        obj.to_str().unwrap(),
+        "-r",
+        &sample("dns.pcap"),
+        "--map-update",
+        "blocked:18000000c6336400:01000000",
+        "--maps",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "12 packets: XDP_DROP 6, XDP_PASS 6\n");
+    assert!(text(&o.stdout).contains("map 1 (drops): 01000000 => 0600000000000000\n"));
+    let o = sift(&[
+        "ebpf",
+        "run",
+        obj.to_str().unwrap(),
+        "-r",
+        &sample("dns.pcap"),
+        "--map-update",
+        "blocked:1800:01000000",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        "sift: --map-update blocked:1800:01000000: map `blocked` has 8-byte keys and 4-byte values\n"
+    );
     let prog = dir.path().join("pass.asm");
     std::fs::write(&prog, "mov %r0, 2\nexit\n").unwrap();
     let run_with = |map: &str| {
