@@ -14,10 +14,13 @@ use libfuzzer_sys::fuzz_target;
 use sift_pf::addr::AddrKind;
 use sift_pf::{Options, host::FixtureHost, pfctl};
 
-/// A macro definition as pfctl prints it with `-v` (`NAME = "VALUE"`; the name may be empty:
-/// `'' = x` defines one, which pfctl prints and then cannot read).
+/// A macro definition as pfctl prints it with `-v` (`NAME = "VALUE"`). pfctl refuses
+/// whitespace in a name only after its first character, so a quoted name may be empty (`'' =
+/// x`) or start with a space or a control character (`' A\x04A' = x`): pfctl prints those and
+/// then cannot read them.
 fn is_macro_line(l: &str) -> bool {
-    l.split_once(" = \"").is_some_and(|(name, _)| !name.contains(' ')) && l.ends_with('"')
+    l.split_once(" = \"").is_some_and(|(name, _)| !name.chars().skip(1).any(char::is_whitespace))
+        && l.ends_with('"')
 }
 
 fuzz_target!(|data: &[u8]| {
