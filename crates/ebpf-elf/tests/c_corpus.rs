@@ -274,7 +274,9 @@ struct Kernel {
     prog: OwnedFd,
 }
 
-fn kernel_load(object: &Object, p: &ObjProgram, fills: &[(&str, Vec<u8>, Vec<u8>)]) -> Kernel {
+/// The object's maps created in the kernel (with their initial contents), and `p`'s code with
+/// its map references pointing at them.
+fn kernel_maps(object: &Object, p: &ObjProgram) -> (Vec<(OwnedFd, MapSpec)>, Vec<u8>) {
     use std::os::fd::AsRawFd;
     let mut maps = Vec::new();
     for m in &object.maps {
@@ -291,15 +293,19 @@ fn kernel_load(object: &Object, p: &ObjProgram, fills: &[(&str, Vec<u8>, Vec<u8>
         }
         maps.push((fd, m.clone()));
     }
-    for (name, k, v) in fills {
-        let (fd, _) = maps.iter().find(|(_, m)| m.name == *name).unwrap();
-        sift_sys::bpf::map_update_elem(fd, k, v, 0).unwrap();
-    }
     let mut insns: Vec<EbpfInsn> = p.insns.clone();
     for (slot, m) in p.map_references() {
         insns[slot].imm = maps[m].0.as_raw_fd();
     }
-    let bytes: Vec<u8> = insns.iter().flat_map(EbpfInsn::encode).collect();
+    (maps, insns.iter().flat_map(EbpfInsn::encode).collect())
+}
+
+fn kernel_load(object: &Object, p: &ObjProgram, fills: &[(&str, Vec<u8>, Vec<u8>)]) -> Kernel {
+    let (maps, bytes) = kernel_maps(object, p);
+    for (name, k, v) in fills {
+        let (fd, _) = maps.iter().find(|(_, m)| m.name == *name).unwrap();
+        sift_sys::bpf::map_update_elem(fd, k, v, 0).unwrap();
+    }
     let prog = sift_sys::bpf::prog_load_licensed(p.prog_type.number(), &bytes, &object.license)
         .unwrap_or_else(|e| panic!("{}: kernel refused: {e}", p.name));
     Kernel { maps, prog }
@@ -539,26 +545,7 @@ const REFUSED: &[&str] =
 /// The kernel's verdict on a program (maps created, `lddw`s patched): `Err` with the last line
 /// of the verifier's log on a refusal.
 fn kernel_verdict(object: &Object, p: &ObjProgram) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
-    let maps: Vec<OwnedFd> = object
-        .maps
-        .iter()
-        .map(|m| {
-            sift_sys::bpf::map_create(
-                m.map_type as u32,
-                m.key_size,
-                m.value_size,
-                m.max_entries,
-                m.flags,
-            )
-            .unwrap_or_else(|e| panic!("map {}: {e}", m.name))
-        })
-        .collect();
-    let mut insns: Vec<EbpfInsn> = p.insns.clone();
-    for (slot, m) in p.map_references() {
-        insns[slot].imm = maps[m].as_raw_fd();
-    }
-    let bytes: Vec<u8> = insns.iter().flat_map(EbpfInsn::encode).collect();
+    let (_maps, bytes) = kernel_maps(object, p);
     let mut log = vec![0u8; 1 << 20];
     match sift_sys::bpf::prog_load(p.prog_type.number(), &bytes, Some(&mut log)) {
         Ok(_) => Ok(()),
