@@ -10,8 +10,11 @@
 //!   with both texts; `BLESS=1` rewrites the expectation instead.
 //!
 //! And one generator, [`Rng`], for tests that draw programs, packets and operations: the same
-//! seed gives the same cases everywhere.
+//! seed gives the same cases everywhere; [`ebpf_random`] draws eBPF programs the kernel accepts
+//! with it.
 #![forbid(unsafe_code)]
+
+pub mod ebpf_random;
 
 use std::path::{Path, PathBuf};
 
