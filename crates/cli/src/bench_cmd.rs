@@ -48,6 +48,8 @@ pub enum BenchEngine {
     Kernel,
     /// The 1987 CSPF stack machine, compiled from the expression where it can express it.
     Cspf,
+    /// sift's eBPF VM: the program translated to eBPF as for the kernel, one call per packet.
+    Ebpf,
     /// All of the above but the floors (printed first anyway).
     All,
 }
@@ -106,6 +108,7 @@ impl BenchEngine {
             BenchEngine::Libpcap => Engine::Libpcap,
             BenchEngine::Kernel => Engine::Kernel,
             BenchEngine::Cspf => Engine::Cspf,
+            BenchEngine::Ebpf => Engine::Ebpf,
             BenchEngine::Floor => return vec![Line::Floor],
             BenchEngine::FloorPf => return vec![Line::FloorPf],
             BenchEngine::All => return Engine::ALL.iter().map(|&e| Line::Engine(e)).collect(),
@@ -251,6 +254,10 @@ fn note(detail: &Detail) -> String {
             } else {
                 String::new()
             }
+        ),
+        Detail::Ebpf { load, instructions } => format!(
+            "translate + load {:.1} µs, {instructions} eBPF instructions, one call per packet",
+            micros(*load)
         ),
         Detail::Cspf { compile, words, executed_per_packet } => format!(
             "compile {:.1} µs, {words} words, {executed_per_packet:.1} executed per packet",

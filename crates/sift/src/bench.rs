@@ -190,11 +190,14 @@ pub enum Engine {
     Kernel,
     /// The 1987 CSPF stack machine, compiled from the expression where it can express it.
     Cspf,
+    /// sift's eBPF virtual machine running the program translated to eBPF (as for the kernel:
+    /// `SCHED_CLS` with direct packet access), one call per packet.
+    Ebpf,
 }
 
 impl Engine {
     /// Every engine, in the order `bench` runs them.
-    pub const ALL: [Engine; 7] = [
+    pub const ALL: [Engine; 8] = [
         Engine::Interp,
         Engine::Jit,
         Engine::InterpSingle,
@@ -202,10 +205,11 @@ impl Engine {
         Engine::Libpcap,
         Engine::Kernel,
         Engine::Cspf,
+        Engine::Ebpf,
     ];
 
     /// The engine's name (`interp`, `jit`, `interp-single`, `jit-single`, `libpcap`,
-    /// `kernel`, `cspf`).
+    /// `kernel`, `cspf`, `ebpf`).
     pub fn name(self) -> &'static str {
         match self {
             Engine::Interp => "interp",
@@ -215,6 +219,7 @@ impl Engine {
             Engine::Libpcap => "libpcap",
             Engine::Kernel => "kernel",
             Engine::Cspf => "cspf",
+            Engine::Ebpf => "ebpf",
         }
     }
 }
@@ -261,6 +266,13 @@ pub enum Detail {
         repeat: u32,
         /// Packets too long for `BPF_PROG_TEST_RUN`, left out.
         left_out: usize,
+    },
+    /// sift's eBPF engine.
+    Ebpf {
+        /// Translating the program to eBPF and loading it.
+        load: Duration,
+        /// eBPF instructions.
+        instructions: usize,
     },
     /// CSPF.
     Cspf {
@@ -446,9 +458,9 @@ impl<'a> Bench<'a> {
                 let detail = Detail::Libpcap { version: lib.version(), compiled };
                 self.time(reference, engine, detail, |p, w| f.run(p, w))?
             }
-            Engine::Kernel => {
-                // The kernel runs forward code only: an expression's `protochain` walks are
-                // unrolled for it (a program given as such that loops is refused below).
+            Engine::Kernel | Engine::Ebpf => {
+                // eBPF runs forward code only: an expression's `protochain` walks are unrolled
+                // for it (a program given as such that loops is refused by the translation).
                 let unrolled;
                 let program = match subject {
                     Subject::Expression(e) if !program.is_acyclic() => {
@@ -463,7 +475,10 @@ impl<'a> Bench<'a> {
                     }
                     _ => program,
                 };
-                return self.kernel(reference.as_deref(), program);
+                return match engine {
+                    Engine::Kernel => self.kernel(reference.as_deref(), program),
+                    _ => self.ebpf(reference, program),
+                };
             }
             Engine::Cspf => {
                 let Subject::Expression(e) = subject else {
@@ -626,6 +641,42 @@ impl<'a> Bench<'a> {
         };
         let figure = Figure { engine: Engine::Kernel, ns_per_packet: total / n, accepted, detail };
         Ok(Outcome::Timed(figure))
+    }
+
+    /// sift's eBPF engine: the program translated as for the kernel and run as a TC classifier,
+    /// each packet copied into the buffer the program may write, the lengths in the control
+    /// block as [`sift_kernel::KernelEbpf`] passes them for packets a test run refuses.
+    fn ebpf(
+        &self,
+        reference: &mut Option<Vec<u32>>,
+        validated: &Validated,
+    ) -> Result<Outcome, BenchError> {
+        let started = Instant::now();
+        let program = match sift_ebpf::translate(validated.insns()) {
+            Ok(p) => p,
+            Err(e) => return Ok(Outcome::Unavailable(e.to_string())),
+        };
+        let mut vm = match sift_ebpf_vm::Vm::load(&program.insns, sift_ebpf_vm::Helpers::new()) {
+            Ok(vm) => vm,
+            Err(e) => return Ok(Outcome::Unavailable(e.to_string())),
+        };
+        let detail = Detail::Ebpf { load: started.elapsed(), instructions: program.insns.len() };
+        let vm = std::cell::RefCell::new(&mut vm);
+        let scratch = std::cell::RefCell::new(Vec::with_capacity(65_536));
+        let run = |p: &[u8], wire: u32| -> u32 {
+            let mut buf = scratch.borrow_mut();
+            buf.clear();
+            buf.extend_from_slice(p);
+            let info = sift_ebpf_vm::SkbInfo {
+                cb: [p.len() as u32 + 1, wire, 0, 0, 0],
+                wire_len: wire,
+                ..sift_ebpf_vm::SkbInfo::default()
+            };
+            // A fault cannot happen in a translated program (its loads are checked); should
+            // one, the packet is rejected and the verdicts' check reports the difference.
+            vm.borrow_mut().run_tc(&mut buf, &info).map_or(0, |v| v as u32)
+        };
+        Ok(Outcome::Timed(self.time(reference, Engine::Ebpf, detail, run)?))
     }
 
     /// The CSPF engine: accept/reject must match the reference where CSPF judges exactly.
