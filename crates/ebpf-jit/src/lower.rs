@@ -330,6 +330,21 @@ impl Lower<'_> {
         write: bool,
         guess: Option<Prov>,
     ) -> Result<Mem, JitError> {
+        self.access_rmw(pc, base, disp, k, write, false, guess)
+    }
+
+    /// [`Lower::access`], for an atomic when `atomic` (read, then written).
+    #[allow(clippy::too_many_arguments)]
+    fn access_rmw(
+        &mut self,
+        pc: usize,
+        base: u8,
+        disp: i16,
+        k: u32,
+        write: bool,
+        atomic: bool,
+        guess: Option<Prov>,
+    ) -> Result<Mem, JitError> {
         let size = 1i32 << k;
         let d = i32::from(disp);
         if base >= 10 && d >= -512 && d + size <= 0 {
@@ -337,7 +352,8 @@ impl Lower<'_> {
         }
         let bits = ((pc as u32) << info::PC_SHIFT)
             | (k << info::SIZE_SHIFT)
-            | if write { info::WRITE } else { 0 };
+            | if write { info::WRITE } else { 0 }
+            | if atomic { info::ATOMIC } else { 0 };
         let region = match guess.unwrap_or(Prov::Unknown) {
             Prov::Stack => Some(STACK),
             Prov::Mem | Prov::Unknown => Some(MEM),
@@ -444,10 +460,17 @@ impl Lower<'_> {
             2 | 3 => {
                 let k = [2, 1, 0, 3][usize::from((i.code >> 3) & 3)];
                 let size = size_of_log(k);
-                let m = self.access(pc, d, i.off, k, true, guess)?;
+                let atomic = i.code & 0xe0 == 0xc0;
+                let m = self.access_rmw(pc, d, i.off, k, true, atomic, guess)?;
                 match i.code & 0xe0 {
                     0x60 if class == 2 => {
-                        let v = self.imm(i.imm, size, Reg::R10)?;
+                        // The stored bytes are the immediate's low ones.
+                        let v = match size {
+                            Size::Byte => i32::from(i.imm as i8),
+                            Size::Word => i32::from(i.imm as i16),
+                            _ => i.imm,
+                        };
+                        let v = self.imm(v, size, Reg::R10)?;
                         self.asm.mov(size, m, v)?;
                     }
                     0x60 => {

@@ -72,12 +72,15 @@ pub(crate) mod asm_fault {
 }
 
 /// The bits of the `info` argument of [`rt_call`]: bit 0 write, bits 1–2 the size's log2,
-/// bit 3 a legacy packet load, bits 8 and up the instruction's slot.
+/// bit 3 a legacy packet load, bit 4 an atomic, bits 8 and up the instruction's slot.
 pub(crate) mod info {
     /// A write.
     pub const WRITE: u32 = 1;
     /// A legacy packet load (else an access).
     pub const LEGACY: u32 = 8;
+    /// An atomic read-modify-write: a read fault is reported before a write fault, as the
+    /// interpreter loads before it stores.
+    pub const ATOMIC: u32 = 16;
     /// The size's log2 is at bit 1.
     pub const SIZE_SHIFT: u32 = 1;
     /// The slot is at bit 8.
@@ -286,6 +289,11 @@ pub(crate) extern "sysv64" fn rt_call(cx: *mut RunCx, arg: u64, bits: u64) -> u6
         };
     }
     let write = bits & info::WRITE != 0;
+    if bits & info::ATOMIC != 0
+        && let Err(e) = mem.locate(arg, size, false)
+    {
+        return cx.fail(pc, Fault::OutOfBounds(e));
+    }
     match mem.locate(arg, size, write) {
         Ok(Place::Stack(o)) => cx.regions[STACK].host + o as u64,
         Ok(Place::Mem(o)) => cx.regions[MEM].host + o as u64,
