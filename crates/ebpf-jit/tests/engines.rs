@@ -68,6 +68,34 @@ fn calls_frames_and_depth() {
 }
 
 #[test]
+fn kernel_results_for_undefined_c() {
+    let r = |t: &str| both(t, test_helpers, plain(&[])).unwrap();
+    // 32-bit shifts whose masked count is 0 still zero-extend (count in cl or not).
+    for sh in ["lsh32", "rsh32", "arsh32"] {
+        for count in ["%r1", "%r4"] {
+            let t = format!("lddw %r0, -1\nmov %r1, 32\nmov %r4, 0\n{sh} %r0, {count}\nexit");
+            assert_eq!(r(&t), 0xffff_ffff, "{t}");
+        }
+        assert_eq!(r(&format!("lddw %r0, -1\n{sh} %r0, 0\nexit")), 0xffff_ffff);
+    }
+    assert_eq!(r("mov %r0, 7\nmov %r1, 0\ndiv %r0, %r1\nexit"), 0);
+    assert_eq!(r("lddw %r0, 0x100000007\nmov %r1, 0\nmod32 %r0, %r1\nexit"), 7);
+    assert_eq!(r("lddw %r0, 0x100000007\nmod32 %r0, 0\nexit"), 7);
+    assert_eq!(r("lddw %r0, 0x8000000000000000\nsdiv %r0, -1\nexit"), 1 << 63);
+    assert_eq!(r("lddw %r0, 0x8000000000000000\nmov %r3, -1\nsdiv %r0, %r3\nexit"), 1 << 63);
+    assert_eq!(r("lddw %r0, 0x8000000000000000\nmov %r3, -1\nsmod %r0, %r3\nexit"), 0);
+    assert_eq!(r("mov32 %r0, 0x80000000\nmov %r3, -1\nsdiv32 %r0, %r3\nexit"), 0x8000_0000);
+    assert_eq!(
+        r("mov32 %r3, 0x80000000\nmov %r0, -1\nsdiv32 %r3, %r0\nmov %r0, %r3\nexit"),
+        0x8000_0000
+    );
+    // cmpxchg32 leaves r0 zero-extended whether or not it swapped.
+    let t = "stdw [%r10-8], 5\nlddw %r0, 0x100000005\nmov %r1, 9\n\
+             lock cmpxchg32 [%r10-8], %r1\nexit";
+    assert_eq!(r(t), 5);
+}
+
+#[test]
 fn helpers_callx_and_exits() {
     // callx to a helper and to no helper.
     assert_eq!(both("mov %r1, 81\nmov %r2, 3\ncall %r2\nexit", test_helpers, plain(&[])), Ok(9));
