@@ -67,6 +67,26 @@ pub(crate) struct Source<'a> {
     pub functions: &'a [usize],
 }
 
+/// The labels of the slots jumps land on (and slot 0).
+#[derive(Default)]
+struct SlotLabels(std::collections::HashMap<usize, Label>);
+
+impl SlotLabels {
+    fn at(&self, pc: usize, t: usize, code: u8) -> Result<Label, JitError> {
+        self.0.get(&t).copied().ok_or(JitError::Unsupported { pc, code })
+    }
+}
+
+/// Where the jump at `pc` lands (not calls, not exits).
+fn jump_target(pc: usize, i: &EbpfInsn) -> Option<usize> {
+    let class = i.code & 7;
+    if !(class == 5 || class == 6) || matches!(i.code & 0xf0, 0x80 | 0x90) {
+        return None;
+    }
+    let off = if i.code == 0x06 { i64::from(i.imm) } else { i64::from(i.off) };
+    usize::try_from(pc as i64 + 1 + off).ok()
+}
+
 /// Code placed after all programs.
 enum Stub {
     /// The slow path of a checked access: recompute the address, ask Rust, go back.
@@ -111,7 +131,15 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
     let mut slot_labels = Vec::new();
     for p in programs {
         func_labels.push(p.functions.iter().map(|_| l.asm.new_label()).collect::<Vec<_>>());
-        slot_labels.push(p.slots.iter().map(|_| l.asm.new_label()).collect::<Vec<_>>());
+        // Labels only where jumps land (and at each program's body, the tail-call target).
+        let mut targets = SlotLabels::default();
+        targets.0.insert(0, l.asm.new_label());
+        for (pc, i) in p.slots.iter().enumerate() {
+            if let Some(t) = jump_target(pc, i) {
+                targets.0.entry(t).or_insert_with(|| l.asm.new_label());
+            }
+        }
+        slot_labels.push(targets);
     }
     l.entry(func_labels[0][0])?;
     l.shared()?;
@@ -125,25 +153,21 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
                 l.asm.bind(fl[f])?;
                 l.prologue()?;
             }
-            l.asm.bind(sl[pc])?;
+            if let Some(&label) = sl.0.get(&pc) {
+                l.asm.bind(label)?;
+            }
             let i = p.slots[pc];
             let next = p.slots.get(pc + 1).copied();
             l.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
-            if i.code == 0x18 {
-                // The second half of lddw is no instruction; its label is the next one's.
-                pc += 1;
-                if pc < p.slots.len() {
-                    l.asm.bind(sl[pc])?;
-                }
-            }
-            pc += 1;
+            // The second half of lddw is no instruction (nothing jumps there: load checks).
+            pc += if i.code == 0x18 { 2 } else { 1 };
             if l.asm.instructions() > opts.max_machine_insns {
                 return Err(JitError::TooComplex { limit: opts.max_machine_insns });
             }
         }
     }
     l.emit_stubs()?;
-    let body_labels: Vec<Label> = slot_labels.iter().map(|s| s[0]).collect();
+    let body_labels: Vec<Label> = slot_labels.iter().map(|s| s.0[&0]).collect();
     let done = l.asm.finish()?;
     let bodies = body_labels.iter().map(|&b| done.label_offset(b).unwrap_or(0)).collect();
     if done.code.len() > opts.max_code_bytes {
@@ -428,7 +452,7 @@ impl Lower<'_> {
         i: EbpfInsn,
         next: Option<EbpfInsn>,
         guess: Option<Prov>,
-        slots: &[Label],
+        slots: &SlotLabels,
         funcs: &[Label],
         starts: &[usize],
     ) -> R {
@@ -786,7 +810,7 @@ impl Lower<'_> {
         &mut self,
         pc: usize,
         i: EbpfInsn,
-        slots: &[Label],
+        slots: &SlotLabels,
         funcs: &[Label],
         starts: &[usize],
     ) -> R {
@@ -801,7 +825,8 @@ impl Lower<'_> {
                 if t <= pc {
                     self.charge(pc, (pc - t + 1) as u64)?;
                 }
-                self.asm.jmp(slots[t])?;
+                let target = slots.at(pc, t, i.code)?;
+                self.asm.jmp(target)?;
                 return Ok(());
             }
             0x95 => return self.epilogue(),
@@ -857,14 +882,15 @@ impl Lower<'_> {
             self.asm.cmp(size, lhs, rhs)?;
         }
         let t = target_of(i64::from(i.off));
+        let target = slots.at(pc, t, i.code)?;
         if t <= pc && self.opts.checked {
             let skip = self.asm.new_label();
             self.asm.jcc(cond.negate(), skip)?;
             self.charge(pc, (pc - t + 1) as u64)?;
-            self.asm.jmp(slots[t])?;
+            self.asm.jmp(target)?;
             self.asm.bind(skip)?;
         } else {
-            self.asm.jcc(cond, slots[t])?;
+            self.asm.jcc(cond, target)?;
         }
         Ok(())
     }

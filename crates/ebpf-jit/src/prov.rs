@@ -38,7 +38,8 @@ fn join(a: &State, b: &State) -> State {
 pub(crate) fn analyze(slots: &[EbpfInsn], functions: &[usize]) -> Vec<Option<Prov>> {
     let n = slots.len();
     let mut out = vec![None; n];
-    let mut incoming: Vec<Option<State>> = vec![None; n];
+    // States carried by forward jumps, by target (sparse: most slots are no target).
+    let mut incoming: std::collections::HashMap<usize, State> = std::collections::HashMap::new();
     let mut cur: Option<State> = None;
     let mut pc = 0;
     while pc < n {
@@ -51,7 +52,7 @@ pub(crate) fn analyze(slots: &[EbpfInsn], functions: &[usize]) -> Vec<Option<Pro
             }
             cur = Some(s);
         }
-        cur = match (cur, incoming[pc].take()) {
+        cur = match (cur, incoming.remove(&pc)) {
             (Some(a), Some(b)) => Some(join(&a, &b)),
             (a, b) => a.or(b),
         };
@@ -111,10 +112,11 @@ pub(crate) fn analyze(slots: &[EbpfInsn], functions: &[usize]) -> Vec<Option<Pro
                 }
                 if t > pc as i64 && (t as usize) < n {
                     let t = t as usize;
-                    incoming[t] = Some(match &incoming[t] {
+                    let joined = match incoming.get(&t) {
                         Some(x) => join(x, &s),
                         None => s,
-                    });
+                    };
+                    incoming.insert(t, joined);
                 }
             }
             _ if class == 4 || class == 7 => s[d] = Prov::Unknown,
