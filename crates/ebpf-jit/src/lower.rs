@@ -10,7 +10,8 @@
 //!
 //! **Memory.** `[r10 + off]` wholly inside the current frame is `[rbp + off]`, unchecked.
 //! Every other access computes its virtual address in `r11` and checks it against the one
-//! region the provenance guess ([`crate::prov`]) names, inline:
+//! region the provenance guess ([`crate::prov`]) names — the stack, the context or input
+//! memory, the packet window, or the values of the map the last slow access reached — inline:
 //!
 //! ```text
 //! lea  r11, [base + off]
@@ -31,7 +32,7 @@ use sift_ebpf::EbpfInsn;
 use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, ShiftOp, Size};
 
 use crate::prov::{self, Prov};
-use crate::runtime::{MEM, PACKET, STACK, action, asm_fault, info, off};
+use crate::runtime::{MAP, MEM, PACKET, STACK, action, asm_fault, info, off};
 use crate::{JitError, JitOptions};
 
 /// eBPF `r0`–`r9` in machine registers.
@@ -379,31 +380,23 @@ impl Lower<'_> {
             | if write { info::WRITE } else { 0 }
             | if atomic { info::ATOMIC } else { 0 };
         let region = match guess.unwrap_or(Prov::Unknown) {
-            Prov::Stack => Some(STACK),
-            Prov::Mem | Prov::Unknown => Some(MEM),
-            Prov::Packet => Some(PACKET),
-            Prov::Map => None,
+            _ if base >= 10 => STACK,
+            Prov::Stack => STACK,
+            Prov::Mem | Prov::Unknown => MEM,
+            Prov::Packet => PACKET,
+            Prov::Map => MAP,
         };
-        let region = if base >= 10 { Some(STACK) } else { region };
         self.vaddr(base, disp)?;
-        match region {
-            Some(r) => {
-                let ok = if write { off::OK_WRITE } else { off::OK };
-                let rb = off::region(r);
-                let slow = self.asm.new_label();
-                let back = self.asm.new_label();
-                self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
-                self.asm.cmp(Size::Qword, Reg::R11, ctx(rb + ok + 8 * k as i32))?;
-                self.asm.jcc(Cond::Ae, slow)?;
-                self.asm.add(Size::Qword, Reg::R11, ctx(rb + off::HOST))?;
-                self.asm.bind(back)?;
-                self.stubs.push(Stub::Slow { label: slow, back, base, off: disp, bits });
-            }
-            None => {
-                self.asm.mov(Size::Dword, Reg::R10, bits)?;
-                self.asm.call(self.rt_common)?;
-            }
-        }
+        let ok = if write { off::OK_WRITE } else { off::OK };
+        let rb = off::region(region);
+        let slow = self.asm.new_label();
+        let back = self.asm.new_label();
+        self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+        self.asm.cmp(Size::Qword, Reg::R11, ctx(rb + ok + 8 * k as i32))?;
+        self.asm.jcc(Cond::Ae, slow)?;
+        self.asm.add(Size::Qword, Reg::R11, ctx(rb + off::HOST))?;
+        self.asm.bind(back)?;
+        self.stubs.push(Stub::Slow { label: slow, back, base, off: disp, bits });
         Ok(Mem::base(Reg::R11))
     }
 

@@ -25,6 +25,9 @@ pub(crate) const STACK: usize = 0;
 pub(crate) const MEM: usize = 1;
 /// The packet window.
 pub(crate) const PACKET: usize = 2;
+/// The values of the map the last slow access reached (none until one does): accesses
+/// through map value pointers check against it inline.
+pub(crate) const MAP: usize = 3;
 
 /// One region for the inline checks: an access of `1 << k` bytes at virtual `a` is inside
 /// when `a - base < ok[k]` (unsigned), i.e. `ok[k] = len + 1 - size` (0 when it cannot fit);
@@ -91,7 +94,7 @@ pub(crate) mod info {
 /// written by the generated code at their `offset_of!` offsets.
 #[repr(C)]
 pub(crate) struct RunCx {
-    pub regions: [RegionCx; 3],
+    pub regions: [RegionCx; 4],
     /// Host minus virtual address of the stack: `r10` = `rbp - stack_delta`.
     pub stack_delta: u64,
     /// The lowest frame pointer (host) that may still call: deeper is `CallDepth`.
@@ -124,6 +127,8 @@ pub(crate) struct RunCx {
     mem_is_packet: bool,
     r2: u64,
     meta: usize,
+    /// The map in `regions[MAP]`.
+    map: Option<usize>,
 }
 
 /// Field offsets for the generated code.
@@ -162,6 +167,9 @@ impl RunCx {
         self.regions[MEM].set(&raw.mem);
         self.regions[PACKET].set(&raw.packet);
         self.meta = mem.packet_bounds().meta;
+        if let Some(m) = self.map.and_then(|i| mem.raw_map(i)) {
+            self.regions[MAP].set(&m);
+        }
     }
 
     fn fail(&mut self, pc: usize, fault: Fault) -> u64 {
@@ -184,7 +192,7 @@ pub(crate) fn run(
         return (Err(RunError { pc: 0, fault: e }), 0);
     }
     let mut run = RunCx {
-        regions: [RegionCx::default(); 3],
+        regions: [RegionCx::default(); 4],
         stack_delta: 0,
         min_fp: 0,
         budget_left: budget,
@@ -207,6 +215,7 @@ pub(crate) fn run(
         mem_is_packet,
         r2,
         meta: 0,
+        map: None,
     };
     run.refresh(memory);
     let stack = run.regions[STACK];
@@ -304,7 +313,11 @@ pub(crate) extern "sysv64" fn rt_call(cx: *mut RunCx, arg: u64, bits: u64) -> u6
             // pointers stay as they are).
             let mem = unsafe { &mut *(cx.memory as *mut Memory<'_>) };
             match mem.raw_map(i) {
-                Some(m) => m.host as u64 + o as u64,
+                Some(m) => {
+                    cx.regions[MAP].set(&m);
+                    cx.map = Some(i);
+                    m.host as u64 + o as u64
+                }
                 None => cx.fail(pc, Fault::Internal("a located map that is not there")),
             }
         }
