@@ -88,6 +88,16 @@ impl Helpers {
         self.table.get(&id).map(|(n, _)| *n)
     }
 
+    /// Calls helper `id` (`None` when there is none), as the interpreter does.
+    pub fn call(
+        &mut self,
+        id: u32,
+        mem: &mut Memory<'_>,
+        args: Args,
+    ) -> Option<Result<HelperOutcome, String>> {
+        self.get_mut(id).map(|f| f(mem, args))
+    }
+
     pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut HelperFn> {
         self.table.get_mut(&id).map(|(_, f)| f)
     }

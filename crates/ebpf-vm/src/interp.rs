@@ -8,6 +8,7 @@ use sift_ebpf::EbpfInsn;
 use thiserror::Error;
 
 use crate::context::{SkbInfo, XdpPacket, sk_buff};
+use crate::engine::{Compiled, ExecCx};
 use crate::env::{ProgKind, VmEnv};
 use crate::helpers::{Args, HelperOutcome, Helpers};
 use crate::maps::{MAP_BASE, MAP_HANDLE_BASE, Map};
@@ -87,6 +88,18 @@ pub struct Vm {
     env: VmEnv,
     /// Tail call targets: program `k + 1` (0 is the VM's own program).
     programs: Vec<Program>,
+    /// Compiled code that runs in place of the interpreter ([`Vm::set_compiled`]).
+    compiled: CompiledSlot,
+}
+
+/// The installed compiled code, if any (a newtype so that `Vm` stays `Debug`).
+#[derive(Default)]
+struct CompiledSlot(Option<Box<dyn Compiled>>);
+
+impl std::fmt::Debug for CompiledSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(<compiled>)" } else { "None" })
+    }
 }
 
 #[inline(always)]
@@ -162,17 +175,49 @@ impl Vm {
             executed: 0,
             env: VmEnv::default(),
             programs: Vec::new(),
+            compiled: CompiledSlot(None),
         }
     }
 
     /// Loads another program against this VM's helpers and maps, as a tail call target: its
     /// index for prog arrays (the VM's own program is 0, added ones 1, 2, …).
+    ///
+    /// Compiled code installed with [`Vm::set_compiled`] is dropped (it does not have the new
+    /// program): runs go back to the interpreter until code for every program is installed.
     pub fn add_program(&mut self, slots: &[EbpfInsn]) -> Result<u32, LoadError> {
         let defs: Vec<_> = self.maps.iter().map(Map::def).collect();
         let helpers = &self.helpers;
         let p = Program::load_with_maps(slots, |id| helpers.has(id), &defs)?;
         self.programs.push(p);
+        self.compiled.0 = None;
         Ok(self.programs.len() as u32)
+    }
+
+    /// Every program's slots: the VM's own (0), then the tail-call targets added with
+    /// [`Vm::add_program`] (1, 2, …), the numbering of `HelperOutcome::TailCall`.
+    pub fn program_slots(&self) -> impl Iterator<Item = &[EbpfInsn]> {
+        std::iter::once(&self.program).chain(&self.programs).map(Program::slots)
+    }
+
+    /// Every program (as [`Vm::program_slots`]).
+    pub fn programs(&self) -> impl Iterator<Item = &Program> {
+        std::iter::once(&self.program).chain(&self.programs)
+    }
+
+    /// Installs compiled code for every program (see [`crate::engine`]): every run entry
+    /// point runs it instead of the interpreter; `None` goes back to the interpreter.
+    pub fn set_compiled(&mut self, code: Option<Box<dyn Compiled>>) {
+        self.compiled.0 = code;
+    }
+
+    /// Whether compiled code is installed.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.0.is_some()
+    }
+
+    /// The budget a run may use ([`Vm::set_budget`]).
+    pub fn budget(&self) -> u64 {
+        self.budget
     }
 
     /// The helpers' world: clock, random seed, virtual CPU, trace output, redirect target.
@@ -217,7 +262,8 @@ impl Vm {
         self.budget = budget;
     }
 
-    /// Instructions the last run executed.
+    /// Instructions the last run executed (under compiled code: the budget the run used, in
+    /// the compiled code's own measure).
     pub fn executed(&self) -> u64 {
         self.executed
     }
@@ -327,6 +373,30 @@ impl Vm {
     }
 
     fn exec(
+        &mut self,
+        mem: &mut Memory<'_>,
+        r1: u64,
+        r2: u64,
+        mem_is_packet: bool,
+    ) -> Result<u64, RunError> {
+        if let Some(code) = self.compiled.0.as_mut() {
+            let cx = ExecCx {
+                memory: mem,
+                helpers: &mut self.helpers,
+                r1,
+                r2,
+                mem_is_packet,
+                budget: self.budget,
+                programs: 1 + self.programs.len(),
+            };
+            let (result, used) = code.exec(cx);
+            self.executed = used;
+            return result;
+        }
+        self.interpret(mem, r1, r2, mem_is_packet)
+    }
+
+    fn interpret(
         &mut self,
         mem: &mut Memory<'_>,
         r1: u64,

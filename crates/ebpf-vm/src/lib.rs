@@ -20,10 +20,13 @@
 //! * [`interp`]: the interpreter ([`Vm`]): bpf-to-bpf calls (8 frames of 512 bytes), helpers,
 //!   `callx`, legacy packet loads, the kernel's division and shift results, an instruction
 //!   budget; faults are located ([`RunError`]), never panics.
+//! * [`engine`]: the hook for compiled code ([`Compiled`], [`Vm::set_compiled`]): the JIT
+//!   runs through the same entry points, regions, helpers and maps.
 #![forbid(unsafe_code)]
 
 pub mod context;
 pub mod csum;
+pub mod engine;
 pub mod env;
 pub mod helpers;
 pub mod interp;
@@ -34,10 +37,11 @@ mod printk;
 pub mod program;
 
 pub use context::{SkbInfo, XdpPacket};
+pub use engine::{Compiled, ExecCx};
 pub use env::{ProgKind, Redirect, VmEnv};
 pub use helpers::{Args, HelperFn, HelperOutcome, Helpers, test_helpers};
 pub use interp::{DEFAULT_BUDGET, Fault, MAX_TAIL_CALL_CNT, RunError, Vm};
 pub use kernel::{register_kernel_helpers, register_map_helpers};
 pub use maps::{Map, MapDef, MapDefError, MapError, MapKind};
-pub use memory::Memory;
+pub use memory::{Memory, Place, RawRegion, RawRegions};
 pub use program::{LoadError, MAX_INSNS, Program};

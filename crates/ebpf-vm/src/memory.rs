@@ -69,12 +69,45 @@ pub struct PacketBounds {
     pub end: usize,
 }
 
-/// Which region an address is in, and where.
-enum Place {
+/// Which region an address is in, and where ([`Memory::locate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The stack, at this offset.
     Stack(usize),
+    /// The input memory or context, at this offset.
     Mem(usize),
+    /// The frame buffer, at this offset (inside the packet window).
     Packet(usize),
+    /// Map `.0`'s values, at offset `.1`.
     Map(usize, usize),
+}
+
+/// One region as raw parts, for compiled code that accesses it without going through
+/// [`Memory`] ([`Memory::raw_regions`]). The host pointer is valid for `len` bytes as long as
+/// the `Memory` it came from is neither moved from nor used by anything else; a helper call
+/// may move the packet window, after which the parts must be taken again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawRegion {
+    /// The host address of the region's first byte.
+    pub host: *mut u8,
+    /// Its length in bytes.
+    pub len: usize,
+    /// The virtual address of its first byte.
+    pub base: u64,
+    /// Whether programs may write it.
+    pub writable: bool,
+}
+
+/// The regions of a run as raw parts ([`Memory::raw_regions`]); maps come one by one
+/// ([`Memory::raw_map`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawRegions {
+    /// The stack (`STACK_SIZE` bytes at [`STACK_BASE`]).
+    pub stack: RawRegion,
+    /// The input memory or context at [`MEM_BASE`].
+    pub mem: RawRegion,
+    /// The packet window (`data_meta` to `data_end`).
+    pub packet: RawRegion,
 }
 
 #[inline(always)]
@@ -170,6 +203,51 @@ impl<'a> Memory<'a> {
     /// The maps, writable.
     pub fn maps_mut(&mut self) -> &mut [Map] {
         self.maps
+    }
+
+    /// The regions as raw parts (see [`RawRegion`]). Nothing here reallocates during a run:
+    /// the slices are borrowed for the whole run and map values are fixed-size buffers.
+    pub fn raw_regions(&mut self) -> RawRegions {
+        let packet = &mut self.packet[self.meta..self.end];
+        RawRegions {
+            stack: RawRegion {
+                host: self.stack.as_mut_ptr(),
+                len: self.stack.len(),
+                base: STACK_BASE,
+                writable: true,
+            },
+            mem: RawRegion {
+                host: self.mem.as_mut_ptr(),
+                len: self.mem.len(),
+                base: MEM_BASE,
+                writable: self.mem_writable,
+            },
+            packet: RawRegion {
+                host: packet.as_mut_ptr(),
+                len: packet.len(),
+                base: self.packet_base + self.meta as u64,
+                writable: true,
+            },
+        }
+    }
+
+    /// Map `i`'s values as raw parts (see [`RawRegion`]), if there is such a map.
+    pub fn raw_map(&mut self, i: usize) -> Option<RawRegion> {
+        let m = self.maps.get_mut(i)?;
+        let bytes = m.bytes_mut();
+        Some(RawRegion {
+            host: bytes.as_mut_ptr(),
+            len: bytes.len(),
+            base: MAP_BASE + ((i as u64) << 32),
+            writable: true,
+        })
+    }
+
+    /// Which region `len` bytes at `addr` are in, as [`Memory::slice`] (`write`: as
+    /// [`Memory::slice_mut`]) finds them.
+    #[inline]
+    pub fn locate(&self, addr: u64, len: usize, write: bool) -> Result<Place, OutOfBounds> {
+        self.place(addr, len, write)
     }
 
     #[inline(always)]

@@ -1,0 +1,911 @@
+//! Lowering eBPF to x86-64: every program of a VM into one piece of code, with one entry
+//! stub and the shared routines (the calls into Rust, the unwinding exit).
+//!
+//! **Registers** are the kernel JIT's: `r0`=`rax`, `r1`=`rdi`, `r2`=`rsi`, `r3`=`rdx`,
+//! `r4`=`rcx`, `r5`=`r8` (helper arguments are already where System V wants them),
+//! `r6`=`rbx`, `r7`=`r13`, `r8`=`r14`, `r9`=`r15` (callee-saved, as eBPF's); `rbp` is the
+//! *host* address of the current frame's top, and `r10`'s virtual value is
+//! `rbp - stack_delta` wherever it is read as a value; `r12` points at the run context
+//! ([`RunCx`](crate::runtime::RunCx)); `r9`, `r10`, `r11` are scratch.
+//!
+//! **Memory.** `[r10 + off]` wholly inside the current frame is `[rbp + off]`, unchecked.
+//! Every other access computes its virtual address in `r11` and checks it against the one
+//! region the provenance guess ([`crate::prov`]) names — the stack, the context or input
+//! memory, the packet window, or the values of the map the last slow access reached — inline:
+//!
+//! ```text
+//! lea  r11, [base + off]
+//! sub  r11, [r12 + region.base]
+//! cmp  r11, [r12 + region.ok[size]]     ; ok_write for stores
+//! jae  slow                             ; out of line: the Rust lookup of every region
+//! add  r11, [r12 + region.host]
+//! back:
+//! mov  dst, [r11]
+//! ```
+//!
+//! **Frames.** Each function's prologue pushes `rbp`, `rbx`, `r13`, `r14`, `r15` and moves
+//! `rbp` down 512 bytes; `exit` pops them and returns. The native stack stays 16-byte
+//! aligned in function bodies, so calls into Rust need no fix-up. Faults and helper exits
+//! unwind to the entry stub through the `rsp` it saved.
+
+use sift_ebpf::EbpfInsn;
+use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, ShiftOp, Size};
+
+use crate::prov::{self, Prov};
+use crate::runtime::{MAP, MEM, PACKET, STACK, action, asm_fault, info, off};
+use crate::{JitError, JitOptions};
+
+/// eBPF `r0`–`r9` in machine registers.
+pub const REGS: [Reg; 10] = [
+    Reg::Rax,
+    Reg::Rdi,
+    Reg::Rsi,
+    Reg::Rdx,
+    Reg::Rcx,
+    Reg::R8,
+    Reg::Rbx,
+    Reg::R13,
+    Reg::R14,
+    Reg::R15,
+];
+
+/// The run context's register.
+const CX: Reg = Reg::R12;
+/// The frame pointer (host address of the current frame's top).
+const FP: Reg = Reg::Rbp;
+
+/// The lowered code: bytes, the entry stub's offset and each program's body (tail-call
+/// target) offset.
+pub(crate) struct Lowered {
+    pub code: Vec<u8>,
+    pub entry: usize,
+    pub bodies: Vec<usize>,
+}
+
+/// A program to lower: its slots and the first slot of each function.
+pub(crate) struct Source<'a> {
+    pub slots: &'a [EbpfInsn],
+    pub functions: &'a [usize],
+}
+
+/// The labels of the slots jumps land on (and slot 0).
+#[derive(Default)]
+struct SlotLabels(std::collections::HashMap<usize, Label>);
+
+impl SlotLabels {
+    fn at(&self, pc: usize, t: usize, code: u8) -> Result<Label, JitError> {
+        self.0.get(&t).copied().ok_or(JitError::Unsupported { pc, code })
+    }
+}
+
+/// Where the jump at `pc` lands (not calls, not exits).
+fn jump_target(pc: usize, i: &EbpfInsn) -> Option<usize> {
+    let class = i.code & 7;
+    if !(class == 5 || class == 6) || matches!(i.code & 0xf0, 0x80 | 0x90) {
+        return None;
+    }
+    let off = if i.code == 0x06 { i64::from(i.imm) } else { i64::from(i.off) };
+    usize::try_from(pc as i64 + 1 + off).ok()
+}
+
+/// Code placed after all programs.
+enum Stub {
+    /// The slow path of a checked access: recompute the address, ask Rust, go back.
+    Slow { label: Label, back: Label, base: u8, off: i16, bits: u32 },
+    /// A fault the code raises.
+    Fault { label: Label, pc: usize, kind: u64 },
+}
+
+fn ctx(disp: i32) -> Mem {
+    Mem::base(CX).disp(disp)
+}
+
+fn size_of_log(k: u32) -> Size {
+    [Size::Byte, Size::Word, Size::Dword, Size::Qword][k as usize]
+}
+
+struct Lower<'o> {
+    asm: Assembler,
+    opts: &'o JitOptions,
+    stubs: Vec<Stub>,
+    unwind: Label,
+    raise: Label,
+    rt_common: Label,
+    helper_common: Label,
+    key: u64,
+}
+
+type R = Result<(), JitError>;
+
+pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowered, JitError> {
+    let total: usize = programs.iter().map(|p| p.slots.len()).sum();
+    let mut asm = Assembler::with_capacity(total * 16 + 512);
+    let unwind = asm.new_label();
+    let raise = asm.new_label();
+    let rt_common = asm.new_label();
+    let helper_common = asm.new_label();
+    let key = if opts.blinding { random_seed() } else { 0 };
+    let mut l =
+        Lower { asm, opts, stubs: Vec::new(), unwind, raise, rt_common, helper_common, key };
+    // Labels: each program's function prologues and slots.
+    let mut func_labels = Vec::new();
+    let mut slot_labels = Vec::new();
+    for p in programs {
+        func_labels.push(p.functions.iter().map(|_| l.asm.new_label()).collect::<Vec<_>>());
+        // Labels only where jumps land (and at each program's body, the tail-call target).
+        let mut targets = SlotLabels::default();
+        targets.0.insert(0, l.asm.new_label());
+        for (pc, i) in p.slots.iter().enumerate() {
+            if let Some(t) = jump_target(pc, i) {
+                targets.0.entry(t).or_insert_with(|| l.asm.new_label());
+            }
+        }
+        slot_labels.push(targets);
+    }
+    l.entry(func_labels[0][0])?;
+    l.shared()?;
+    for (k, p) in programs.iter().enumerate() {
+        let guesses = prov::analyze(p.slots, p.functions);
+        let fl = &func_labels[k];
+        let sl = &slot_labels[k];
+        let mut pc = 0;
+        while pc < p.slots.len() {
+            if let Ok(f) = p.functions.binary_search(&pc) {
+                l.asm.bind(fl[f])?;
+                l.prologue()?;
+            }
+            if let Some(&label) = sl.0.get(&pc) {
+                l.asm.bind(label)?;
+            }
+            let i = p.slots[pc];
+            let next = p.slots.get(pc + 1).copied();
+            l.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
+            // The second half of lddw is no instruction (nothing jumps there: load checks).
+            pc += if i.code == 0x18 { 2 } else { 1 };
+            if l.asm.instructions() > opts.max_machine_insns {
+                return Err(JitError::TooComplex { limit: opts.max_machine_insns });
+            }
+        }
+    }
+    l.emit_stubs()?;
+    let body_labels: Vec<Label> = slot_labels.iter().map(|s| s.0[&0]).collect();
+    let done = l.asm.finish()?;
+    let bodies = body_labels.iter().map(|&b| done.label_offset(b).unwrap_or(0)).collect();
+    if done.code.len() > opts.max_code_bytes {
+        return Err(JitError::TooComplex { limit: opts.max_code_bytes });
+    }
+    Ok(Lowered { code: done.code, entry: 0, bodies })
+}
+
+/// A random 64-bit seed for constant blinding (the standard library's hasher keys).
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0x5eed);
+    h.finish() | 1
+}
+
+impl Lower<'_> {
+    /// The entry stub: `(ctx, r1, r2, host top + 512)`; saves the callee-saved registers and
+    /// `rsp`, zeroes the eBPF registers the interpreter zeroes, calls program 0; the exit
+    /// (normal and unwinding) restores and returns `rax`.
+    fn entry(&mut self, main: Label) -> R {
+        let a = &mut self.asm;
+        for r in [Reg::Rbp, Reg::Rbx, Reg::R12, Reg::R13, Reg::R14, Reg::R15] {
+            a.push(r)?;
+        }
+        a.sub(Size::Qword, Reg::Rsp, 8)?;
+        a.mov(Size::Qword, CX, Reg::Rdi)?;
+        a.mov(Size::Qword, ctx(off::SAVED_RSP), Reg::Rsp)?;
+        a.mov(Size::Qword, FP, Reg::Rcx)?;
+        a.mov(Size::Qword, Reg::Rdi, Reg::Rsi)?;
+        a.mov(Size::Qword, Reg::Rsi, Reg::Rdx)?;
+        for r in [Reg::Rax, Reg::Rdx, Reg::Rcx, Reg::R8, Reg::Rbx, Reg::R13, Reg::R14, Reg::R15] {
+            a.xor(Size::Dword, r, r)?;
+        }
+        a.call(main)?;
+        let done = a.new_label();
+        a.jmp(done)?;
+        a.bind(self.unwind)?;
+        a.mov(Size::Qword, Reg::Rax, ctx(off::RET))?;
+        a.mov(Size::Qword, Reg::Rsp, ctx(off::SAVED_RSP))?;
+        a.bind(done)?;
+        a.add(Size::Qword, Reg::Rsp, 8)?;
+        for r in [Reg::R15, Reg::R14, Reg::R13, Reg::R12, Reg::Rbx, Reg::Rbp] {
+            a.pop(r)?;
+        }
+        a.ret();
+        Ok(())
+    }
+
+    /// The shared routines: raising a fault, calling Rust for an access or a legacy load,
+    /// calling a helper.
+    fn shared(&mut self) -> R {
+        let a = &mut self.asm;
+        // raise: r11 = slot, r10 = kind.
+        a.bind(self.raise)?;
+        a.mov(Size::Qword, ctx(off::PC), Reg::R11)?;
+        a.mov(Size::Qword, ctx(off::ASM_FAULT), Reg::R10)?;
+        a.mov(Size::Qword, ctx(off::ACTION), action::ASM_FAULT as i32)?;
+        a.jmp(self.unwind)?;
+        // rt_common: r11 = argument, r10 = info bits; returns r11 = result. Saves the eBPF
+        // registers Rust may clobber.
+        a.bind(self.rt_common)?;
+        let saved = [Reg::Rax, Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8];
+        for r in saved {
+            a.push(r)?;
+        }
+        a.sub(Size::Qword, Reg::Rsp, 8)?;
+        a.mov(Size::Qword, Reg::Rdi, CX)?;
+        a.mov(Size::Qword, Reg::Rsi, Reg::R11)?;
+        a.mov(Size::Qword, Reg::Rdx, Reg::R10)?;
+        a.call_indirect(ctx(off::RT_FN))?;
+        a.mov(Size::Qword, Reg::R11, Reg::Rax)?;
+        a.add(Size::Qword, Reg::Rsp, 8)?;
+        for r in saved.iter().rev() {
+            a.pop(*r)?;
+        }
+        a.cmp(Size::Qword, ctx(off::ACTION), 0)?;
+        a.jcc(Cond::Ne, self.unwind)?;
+        a.ret();
+        // helper_common: r10 = target, r11 = slot; r1-r5 are the arguments and survive.
+        a.bind(self.helper_common)?;
+        a.mov(Size::Qword, ctx(off::HELPER_TARGET), Reg::R10)?;
+        a.mov(Size::Qword, ctx(off::PC), Reg::R11)?;
+        a.mov(Size::Qword, ctx(off::SAVED_R0), Reg::Rax)?;
+        let args = [Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8];
+        for r in args {
+            a.push(r)?;
+        }
+        a.mov(Size::Qword, Reg::R9, CX)?;
+        a.call_indirect(ctx(off::HELPER_FN))?;
+        for r in args.iter().rev() {
+            a.pop(*r)?;
+        }
+        a.mov(Size::Qword, Reg::R11, ctx(off::ACTION))?;
+        a.test(Size::Qword, Reg::R11, Reg::R11)?;
+        let act = a.new_label();
+        a.jcc(Cond::Ne, act)?;
+        a.ret();
+        a.bind(act)?;
+        a.cmp(Size::Qword, Reg::R11, action::TAIL as i32)?;
+        a.jcc(Cond::Ne, self.unwind)?;
+        // A tail call: the target program's body runs in the caller's frame.
+        a.mov(Size::Qword, ctx(off::ACTION), action::CONTINUE as i32)?;
+        a.add(Size::Qword, Reg::Rsp, 8)?;
+        a.jmp_indirect(ctx(off::TAIL_TARGET))?;
+        Ok(())
+    }
+
+    fn prologue(&mut self) -> R {
+        for r in [FP, Reg::Rbx, Reg::R13, Reg::R14, Reg::R15] {
+            self.asm.push(r)?;
+        }
+        self.asm.sub(Size::Qword, FP, 512)?;
+        Ok(())
+    }
+
+    fn epilogue(&mut self) -> R {
+        for r in [Reg::R15, Reg::R14, Reg::R13, Reg::Rbx, FP] {
+            self.asm.pop(r)?;
+        }
+        self.asm.ret();
+        Ok(())
+    }
+
+    /// `r10`'s virtual value into `scratch`.
+    fn frame_value(&mut self, scratch: Reg) -> R {
+        self.asm.mov(Size::Qword, scratch, FP)?;
+        self.asm.sub(Size::Qword, scratch, ctx(off::STACK_DELTA))?;
+        Ok(())
+    }
+
+    /// eBPF register `r` as a source: its machine register, or `r10`'s value in `scratch`.
+    fn src(&mut self, r: u8, scratch: Reg) -> Result<Reg, JitError> {
+        if r >= 10 {
+            self.frame_value(scratch)?;
+            Ok(scratch)
+        } else {
+            Ok(REGS[r as usize])
+        }
+    }
+
+    /// An immediate operand: itself, or blinded into `scratch` (`(imm ^ k) ^ k`).
+    fn imm(&mut self, v: i32, size: Size, scratch: Reg) -> Result<Operand, JitError> {
+        if !self.opts.blinding {
+            return Ok(Operand::Imm(i64::from(v)));
+        }
+        let k = self.next_key() as i32;
+        let op = if size == Size::Qword { Size::Qword } else { Size::Dword };
+        self.asm.mov(op, scratch, i64::from(v ^ k))?;
+        self.asm.xor(op, scratch, i64::from(k))?;
+        Ok(Operand::Reg(scratch))
+    }
+
+    fn next_key(&mut self) -> u64 {
+        // xorshift64*
+        self.key ^= self.key >> 12;
+        self.key ^= self.key << 25;
+        self.key ^= self.key >> 27;
+        self.key.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The virtual address `base + off` into `r11`.
+    fn vaddr(&mut self, base: u8, disp: i16) -> R {
+        if base >= 10 {
+            self.asm.lea(Size::Qword, Reg::R11, Mem::base(FP).disp(i32::from(disp)))?;
+            self.asm.sub(Size::Qword, Reg::R11, ctx(off::STACK_DELTA))?;
+        } else if disp == 0 {
+            self.asm.mov(Size::Qword, Reg::R11, REGS[base as usize])?;
+        } else {
+            let b = REGS[base as usize];
+            self.asm.lea(Size::Qword, Reg::R11, Mem::base(b).disp(i32::from(disp)))?;
+        }
+        Ok(())
+    }
+
+    /// The memory operand of an access of `1 << k` bytes at `base + disp` (checked), at
+    /// slot `pc`: `[rbp + disp]` inside the current frame, else `[r11]` after the check.
+    fn access(
+        &mut self,
+        pc: usize,
+        base: u8,
+        disp: i16,
+        k: u32,
+        write: bool,
+        guess: Option<Prov>,
+    ) -> Result<Mem, JitError> {
+        self.access_rmw(pc, base, disp, k, write, false, guess)
+    }
+
+    /// [`Lower::access`], for an atomic when `atomic` (read, then written).
+    #[allow(clippy::too_many_arguments)]
+    fn access_rmw(
+        &mut self,
+        pc: usize,
+        base: u8,
+        disp: i16,
+        k: u32,
+        write: bool,
+        atomic: bool,
+        guess: Option<Prov>,
+    ) -> Result<Mem, JitError> {
+        let size = 1i32 << k;
+        let d = i32::from(disp);
+        if base >= 10 && d >= -512 && d + size <= 0 {
+            return Ok(Mem::base(FP).disp(d));
+        }
+        let bits = ((pc as u32) << info::PC_SHIFT)
+            | (k << info::SIZE_SHIFT)
+            | if write { info::WRITE } else { 0 }
+            | if atomic { info::ATOMIC } else { 0 };
+        let region = match guess.unwrap_or(Prov::Unknown) {
+            _ if base >= 10 => STACK,
+            Prov::Stack => STACK,
+            Prov::Mem | Prov::Unknown => MEM,
+            Prov::Packet => PACKET,
+            Prov::Map => MAP,
+        };
+        self.vaddr(base, disp)?;
+        let ok = if write { off::OK_WRITE } else { off::OK };
+        let rb = off::region(region);
+        let slow = self.asm.new_label();
+        let back = self.asm.new_label();
+        self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+        self.asm.cmp(Size::Qword, Reg::R11, ctx(rb + ok + 8 * k as i32))?;
+        self.asm.jcc(Cond::Ae, slow)?;
+        self.asm.add(Size::Qword, Reg::R11, ctx(rb + off::HOST))?;
+        self.asm.bind(back)?;
+        self.stubs.push(Stub::Slow { label: slow, back, base, off: disp, bits });
+        Ok(Mem::base(Reg::R11))
+    }
+
+    fn fault_stub(&mut self, pc: usize, kind: u64) -> Label {
+        let label = self.asm.new_label();
+        self.stubs.push(Stub::Fault { label, pc, kind });
+        label
+    }
+
+    /// Charges `cost` to the budget (checked mode), faulting at `pc` when it runs out.
+    fn charge(&mut self, pc: usize, cost: u64) -> R {
+        if !self.opts.checked {
+            return Ok(());
+        }
+        let stub = self.fault_stub(pc, asm_fault::BUDGET);
+        self.asm.sub(Size::Qword, ctx(off::BUDGET), cost.min(i32::MAX as u64) as i32)?;
+        self.asm.jcc(Cond::B, stub)?;
+        Ok(())
+    }
+
+    fn emit_stubs(&mut self) -> R {
+        for stub in std::mem::take(&mut self.stubs) {
+            match stub {
+                Stub::Slow { label, back, base, off, bits } => {
+                    self.asm.bind(label)?;
+                    self.vaddr(base, off)?;
+                    self.asm.mov(Size::Dword, Reg::R10, bits)?;
+                    self.asm.call(self.rt_common)?;
+                    self.asm.jmp(back)?;
+                }
+                Stub::Fault { label, pc, kind } => {
+                    self.asm.bind(label)?;
+                    self.asm.mov(Size::Dword, Reg::R11, pc as u32)?;
+                    self.asm.mov(Size::Dword, Reg::R10, kind as u32)?;
+                    self.asm.jmp(self.raise)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn insn(
+        &mut self,
+        pc: usize,
+        i: EbpfInsn,
+        next: Option<EbpfInsn>,
+        guess: Option<Prov>,
+        slots: &SlotLabels,
+        funcs: &[Label],
+        starts: &[usize],
+    ) -> R {
+        let d = i.dst & 0xf;
+        let s = i.src & 0xf;
+        let class = i.code & 7;
+        match class {
+            4 | 7 => self.alu(i, if class == 7 { Size::Qword } else { Size::Dword }),
+            // ldx, ldxs
+            1 => {
+                let k = u32::from((i.code >> 3) & 3);
+                let k = [2, 1, 0, 3][k as usize];
+                let m = self.access(pc, s, i.off, k, false, guess)?;
+                let dst = REGS[usize::from(d)];
+                let sx = i.code & 0xe0 == 0x80;
+                match (k, sx) {
+                    (0, false) => self.asm.movzx(Size::Dword, dst, Size::Byte, m)?,
+                    (1, false) => self.asm.movzx(Size::Dword, dst, Size::Word, m)?,
+                    (2, false) => self.asm.mov(Size::Dword, dst, m)?,
+                    (3, _) => self.asm.mov(Size::Qword, dst, m)?,
+                    (0, true) => self.asm.movsx(Size::Qword, dst, Size::Byte, m)?,
+                    (1, true) => self.asm.movsx(Size::Qword, dst, Size::Word, m)?,
+                    (_, true) => self.asm.movsxd(dst, m)?,
+                    _ => return Err(JitError::Unsupported { pc, code: i.code }),
+                }
+                Ok(())
+            }
+            // st, stx, atomics
+            2 | 3 => {
+                let k = [2, 1, 0, 3][usize::from((i.code >> 3) & 3)];
+                let size = size_of_log(k);
+                let atomic = i.code & 0xe0 == 0xc0;
+                let m = self.access_rmw(pc, d, i.off, k, true, atomic, guess)?;
+                match i.code & 0xe0 {
+                    0x60 if class == 2 => {
+                        // The stored bytes are the immediate's low ones.
+                        let v = match size {
+                            Size::Byte => i32::from(i.imm as i8),
+                            Size::Word => i32::from(i.imm as i16),
+                            _ => i.imm,
+                        };
+                        let v = self.imm(v, size, Reg::R10)?;
+                        self.asm.mov(size, m, v)?;
+                    }
+                    0x60 => {
+                        let v = self.src(s, Reg::R10)?;
+                        self.asm.mov(size, m, v)?;
+                    }
+                    0xc0 if class == 3 && k >= 2 => self.atomic(i, size, m)?,
+                    _ => return Err(JitError::Unsupported { pc, code: i.code }),
+                }
+                Ok(())
+            }
+            0 if matches!(i.code, 0x20 | 0x28 | 0x30 | 0x40 | 0x48 | 0x50) => self.legacy(pc, i),
+            0 => {
+                // lddw (and its pseudo forms, with the interpreter's values).
+                if i.code != 0x18 {
+                    return Err(JitError::Unsupported { pc, code: i.code });
+                }
+                let hi = u64::from(next.map_or(0, |n| n.imm as u32));
+                let lo = u64::from(i.imm as u32);
+                let v = match i.src {
+                    0 => lo | (hi << 32),
+                    1 | 5 => sift_ebpf_vm::maps::MAP_HANDLE_BASE + lo,
+                    _ => sift_ebpf_vm::maps::MAP_BASE + (lo << 32) + hi,
+                };
+                let dst = REGS[usize::from(d)];
+                if self.opts.blinding {
+                    let k = self.next_key();
+                    self.asm.mov(Size::Qword, dst, (v ^ k) as i64)?;
+                    self.asm.mov(Size::Qword, Reg::R11, k as i64)?;
+                    self.asm.xor(Size::Qword, dst, Reg::R11)?;
+                } else {
+                    self.asm.mov(Size::Qword, dst, v as i64)?;
+                }
+                Ok(())
+            }
+            _ => self.jmp(pc, i, slots, funcs, starts),
+        }
+    }
+
+    fn alu(&mut self, i: EbpfInsn, size: Size) -> R {
+        let dst = REGS[usize::from((i.dst & 0xf).min(9))];
+        let s = i.src & 0xf;
+        let x = i.code & 0x08 != 0;
+        let op = i.code & 0xf0;
+        let simple = match op {
+            0x00 => Some(AluOp::Add),
+            0x10 => Some(AluOp::Sub),
+            0x40 => Some(AluOp::Or),
+            0x50 => Some(AluOp::And),
+            0xa0 => Some(AluOp::Xor),
+            _ => None,
+        };
+        if let Some(alu) = simple {
+            let v = if x {
+                Operand::Reg(self.src(s, Reg::R11)?)
+            } else {
+                self.imm(i.imm, size, Reg::R11)?
+            };
+            self.asm.alu(alu, size, dst, v)?;
+            return Ok(());
+        }
+        match op {
+            0x20 => {
+                if x {
+                    let v = self.src(s, Reg::R11)?;
+                    self.asm.imul(size, dst, v)?;
+                } else if self.opts.blinding {
+                    let v = self.imm(i.imm, size, Reg::R11)?;
+                    self.asm.imul(size, dst, v)?;
+                } else {
+                    self.asm.imul_imm(size, dst, dst, i64::from(i.imm))?;
+                }
+            }
+            0x30 | 0x90 => self.divmod(i, size, dst)?,
+            0x60 | 0x70 | 0xc0 => {
+                let sh = match op {
+                    0x60 => ShiftOp::Shl,
+                    0x70 => ShiftOp::Shr,
+                    _ => ShiftOp::Sar,
+                };
+                if x {
+                    self.shift_reg(sh, size, dst, s)?;
+                } else {
+                    let mask = if size == Size::Qword { 63 } else { 31 };
+                    let n = i.imm & mask;
+                    if n == 0 {
+                        if size == Size::Dword {
+                            self.asm.mov(Size::Dword, dst, dst)?;
+                        }
+                    } else {
+                        self.asm.shift(sh, size, dst, i64::from(n))?;
+                    }
+                }
+            }
+            0x80 => self.asm.neg(size, dst)?,
+            0xb0 => {
+                if x {
+                    let src = self.src(s, Reg::R11)?;
+                    match (i.off, size) {
+                        (8, _) => self.asm.movsx(size, dst, Size::Byte, src)?,
+                        (16, _) => self.asm.movsx(size, dst, Size::Word, src)?,
+                        (32, Size::Qword) => self.asm.movsxd(dst, src)?,
+                        (_, Size::Qword) if dst == src => {}
+                        _ => self.asm.mov(size, dst, src)?,
+                    }
+                } else if self.opts.blinding {
+                    let v = self.imm(i.imm, size, Reg::R11)?;
+                    self.asm.mov(size, dst, v)?;
+                } else if size == Size::Dword {
+                    self.asm.mov(Size::Dword, dst, i64::from(i.imm as u32))?;
+                } else {
+                    self.asm.mov(Size::Qword, dst, i64::from(i.imm))?;
+                }
+            }
+            0xd0 => {
+                // 0xd4: to little-endian (truncate); 0xdc and ALU64 0xd7: byte swap.
+                let swap = i.code != 0xd4;
+                match (i.imm, swap) {
+                    (16, false) => self.asm.movzx(Size::Dword, dst, Size::Word, dst)?,
+                    (32, false) => self.asm.mov(Size::Dword, dst, dst)?,
+                    (16, true) => {
+                        self.asm.rol(Size::Word, dst, 8)?;
+                        self.asm.movzx(Size::Dword, dst, Size::Word, dst)?;
+                    }
+                    (32, true) => self.asm.bswap(Size::Dword, dst)?,
+                    (_, true) => self.asm.bswap(Size::Qword, dst)?,
+                    _ => {}
+                }
+            }
+            _ => return Err(JitError::Unsupported { pc: 0, code: i.code }),
+        }
+        Ok(())
+    }
+
+    /// Division and modulo with the kernel's results: `x / 0 = 0`, `x % 0 = x`, and (signed)
+    /// `x / -1 = -x`, `x % -1 = 0` without `idiv` (which traps on `MIN / -1`).
+    fn divmod(&mut self, i: EbpfInsn, size: Size, dst: Reg) -> R {
+        let is_mod = i.code & 0xf0 == 0x90;
+        let signed = i.off != 0;
+        let x = i.code & 0x08 != 0;
+        let a = &mut self.asm;
+        let done = a.new_label();
+        let zero = a.new_label();
+        let minus1 = a.new_label();
+        if x {
+            let s = i.src & 0xf;
+            if s >= 10 {
+                a.mov(Size::Qword, Reg::R11, FP)?;
+                a.sub(Size::Qword, Reg::R11, ctx(off::STACK_DELTA))?;
+            } else {
+                a.mov(Size::Qword, Reg::R11, REGS[usize::from(s)])?;
+            }
+            a.test(size, Reg::R11, Reg::R11)?;
+            a.jcc(Cond::E, zero)?;
+            if signed {
+                a.cmp(size, Reg::R11, -1)?;
+                a.jcc(Cond::E, minus1)?;
+            }
+        } else {
+            if i.imm == 0 {
+                return self.div_by_zero(is_mod, size, dst);
+            }
+            if signed && i.imm == -1 {
+                return self.div_by_minus1(is_mod, size, dst);
+            }
+            let v = if size == Size::Qword { i64::from(i.imm) } else { i64::from(i.imm as u32) };
+            if self.opts.blinding {
+                let k = self.next_key() as i32 as i64;
+                let a = &mut self.asm;
+                a.mov(Size::Qword, Reg::R11, v ^ k)?;
+                a.xor(Size::Qword, Reg::R11, k)?;
+            } else {
+                self.asm.mov(Size::Qword, Reg::R11, v)?;
+            }
+        }
+        let a = &mut self.asm;
+        a.mov(Size::Qword, Reg::R10, Reg::Rax)?;
+        a.mov(Size::Qword, Reg::R9, Reg::Rdx)?;
+        if dst != Reg::Rax {
+            a.mov(Size::Qword, Reg::Rax, dst)?;
+        }
+        if signed {
+            if size == Size::Qword {
+                a.cqo();
+            } else {
+                a.cdq();
+            }
+            a.idiv(size, Reg::R11)?;
+        } else {
+            a.xor(Size::Dword, Reg::Rdx, Reg::Rdx)?;
+            a.div(size, Reg::R11)?;
+        }
+        a.mov(Size::Qword, Reg::R11, if is_mod { Reg::Rdx } else { Reg::Rax })?;
+        if dst != Reg::Rax {
+            a.mov(Size::Qword, Reg::Rax, Reg::R10)?;
+        }
+        if dst != Reg::Rdx {
+            a.mov(Size::Qword, Reg::Rdx, Reg::R9)?;
+        }
+        a.mov(Size::Qword, dst, Reg::R11)?;
+        if x {
+            self.asm.jmp(done)?;
+            self.asm.bind(zero)?;
+            self.div_by_zero(is_mod, size, dst)?;
+            if signed {
+                self.asm.jmp(done)?;
+                self.asm.bind(minus1)?;
+                self.div_by_minus1(is_mod, size, dst)?;
+            }
+            self.asm.bind(done)?;
+        }
+        Ok(())
+    }
+
+    fn div_by_zero(&mut self, is_mod: bool, size: Size, dst: Reg) -> R {
+        if !is_mod {
+            self.asm.xor(Size::Dword, dst, dst)?;
+        } else if size == Size::Dword {
+            self.asm.mov(Size::Dword, dst, dst)?;
+        }
+        Ok(())
+    }
+
+    fn div_by_minus1(&mut self, is_mod: bool, size: Size, dst: Reg) -> R {
+        if is_mod {
+            self.asm.xor(Size::Dword, dst, dst)?;
+        } else {
+            self.asm.neg(size, dst)?;
+        }
+        Ok(())
+    }
+
+    /// A shift by a register: the count must be in `cl` (eBPF `r4`).
+    fn shift_reg(&mut self, sh: ShiftOp, size: Size, dst: Reg, s: u8) -> R {
+        let src = self.src(s, Reg::R10)?;
+        let a = &mut self.asm;
+        if src == Reg::Rcx {
+            a.shift(sh, size, dst, Reg::Rcx)?;
+            return Ok(());
+        }
+        a.mov(Size::Qword, Reg::R11, Reg::Rcx)?;
+        a.mov(Size::Qword, Reg::Rcx, src)?;
+        if dst == Reg::Rcx {
+            a.shift(sh, size, Reg::R11, Reg::Rcx)?;
+        } else {
+            a.shift(sh, size, dst, Reg::Rcx)?;
+        }
+        a.mov(Size::Qword, Reg::Rcx, Reg::R11)?;
+        Ok(())
+    }
+
+    fn atomic(&mut self, i: EbpfInsn, size: Size, m: Mem) -> R {
+        let s = i.src & 0xf;
+        let a = &mut self.asm;
+        match i.imm {
+            0xe1 => {
+                let r = REGS[usize::from(s.min(9))];
+                a.xchg(size, m, r)?;
+            }
+            0xf1 => {
+                let r = self.src(s, Reg::R10)?;
+                let a = &mut self.asm;
+                a.lock().cmpxchg(size, m, r)?;
+                if size == Size::Dword {
+                    a.mov(Size::Dword, Reg::Rax, Reg::Rax)?;
+                }
+            }
+            0x00 | 0x40 | 0x50 | 0xa0 => {
+                let r = self.src(s, Reg::R10)?;
+                let l = self.asm.lock();
+                match i.imm {
+                    0x00 => l.add(size, m, r)?,
+                    0x40 => l.or(size, m, r)?,
+                    0x50 => l.and(size, m, r)?,
+                    _ => l.xor(size, m, r)?,
+                }
+            }
+            0x01 => {
+                let r = REGS[usize::from(s.min(9))];
+                a.lock().xadd(size, m, r)?;
+            }
+            0x41 | 0x51 | 0xa1 => {
+                let op = match i.imm {
+                    0x41 => AluOp::Or,
+                    0x51 => AluOp::And,
+                    _ => AluOp::Xor,
+                };
+                let r = REGS[usize::from(s.min(9))];
+                a.mov(Size::Qword, Reg::R10, Reg::Rax)?;
+                let v = if r == Reg::Rax { Reg::R10 } else { r };
+                a.mov(size, Reg::Rax, m)?;
+                let again = a.new_label();
+                a.bind(again)?;
+                a.mov(Size::Qword, Reg::R9, Reg::Rax)?;
+                a.alu(op, size, Reg::R9, v)?;
+                a.lock().cmpxchg(size, m, Reg::R9)?;
+                a.jcc(Cond::Ne, again)?;
+                if r == Reg::Rax {
+                    if size == Size::Dword {
+                        a.mov(Size::Dword, Reg::Rax, Reg::Rax)?;
+                    }
+                } else {
+                    a.mov(size, r, Reg::Rax)?;
+                    a.mov(Size::Qword, Reg::Rax, Reg::R10)?;
+                }
+            }
+            _ => return Err(JitError::Unsupported { pc: 0, code: i.code }),
+        }
+        Ok(())
+    }
+
+    fn jmp(
+        &mut self,
+        pc: usize,
+        i: EbpfInsn,
+        slots: &SlotLabels,
+        funcs: &[Label],
+        starts: &[usize],
+    ) -> R {
+        let d = i.dst & 0xf;
+        let s = i.src & 0xf;
+        let size = if i.code & 7 == 6 { Size::Dword } else { Size::Qword };
+        let target_of = |off: i64| (pc as i64 + 1 + off) as usize;
+        match i.code {
+            0x05 | 0x06 => {
+                let off = if i.code == 0x06 { i64::from(i.imm) } else { i64::from(i.off) };
+                let t = target_of(off);
+                if t <= pc {
+                    self.charge(pc, (pc - t + 1) as u64)?;
+                }
+                let target = slots.at(pc, t, i.code)?;
+                self.asm.jmp(target)?;
+                return Ok(());
+            }
+            0x95 => return self.epilogue(),
+            0x85 if i.src == 1 => {
+                let t = target_of(i64::from(i.imm));
+                let f = starts
+                    .binary_search(&t)
+                    .map_err(|_| JitError::Unsupported { pc, code: i.code })?;
+                let deep = self.fault_stub(pc, asm_fault::CALL_DEPTH);
+                self.asm.cmp(Size::Qword, FP, ctx(off::MIN_FP))?;
+                self.asm.jcc(Cond::B, deep)?;
+                self.charge(pc, 1)?;
+                self.asm.call(funcs[f])?;
+                return Ok(());
+            }
+            0x85 | 0x8d => {
+                if i.code == 0x85 {
+                    self.asm.mov(Size::Qword, Reg::R10, i64::from(i.imm as u32))?;
+                } else if d >= 10 {
+                    self.frame_value(Reg::R10)?;
+                } else {
+                    self.asm.mov(Size::Qword, Reg::R10, REGS[usize::from(d)])?;
+                }
+                self.asm.mov(Size::Dword, Reg::R11, pc as u32)?;
+                self.asm.call(self.helper_common)?;
+                return Ok(());
+            }
+            _ => {}
+        }
+        let op = i.code & 0xf0;
+        let cond = match op {
+            0x10 => Cond::E,
+            0x20 => Cond::A,
+            0x30 => Cond::Ae,
+            0x40 | 0x50 => Cond::Ne,
+            0x60 => Cond::G,
+            0x70 => Cond::Ge,
+            0xa0 => Cond::B,
+            0xb0 => Cond::Be,
+            0xc0 => Cond::L,
+            0xd0 => Cond::Le,
+            _ => return Err(JitError::Unsupported { pc, code: i.code }),
+        };
+        let lhs = self.src(d, Reg::R11)?;
+        let rhs = if i.code & 0x08 != 0 {
+            Operand::Reg(self.src(s, Reg::R10)?)
+        } else {
+            self.imm(i.imm, size, Reg::R10)?
+        };
+        if op == 0x40 {
+            self.asm.test(size, lhs, rhs)?;
+        } else {
+            self.asm.cmp(size, lhs, rhs)?;
+        }
+        let t = target_of(i64::from(i.off));
+        let target = slots.at(pc, t, i.code)?;
+        if t <= pc && self.opts.checked {
+            let skip = self.asm.new_label();
+            self.asm.jcc(cond.negate(), skip)?;
+            self.charge(pc, (pc - t + 1) as u64)?;
+            self.asm.jmp(target)?;
+            self.asm.bind(skip)?;
+        } else {
+            self.asm.jcc(cond, target)?;
+        }
+        Ok(())
+    }
+
+    /// Legacy packet loads (`ld_abs`, `ld_ind`): the offset in `r11`, the load in Rust.
+    fn legacy(&mut self, pc: usize, i: EbpfInsn) -> R {
+        let k = match i.code & 0x18 {
+            0x00 => 2,
+            0x08 => 1,
+            _ => 0,
+        };
+        if i.code & 0xe0 == 0x40 {
+            let s = self.src(i.src & 0xf, Reg::R11)?;
+            self.asm.mov(Size::Dword, Reg::R11, s)?;
+            self.asm.add(Size::Qword, Reg::R11, i64::from(i.imm))?;
+        } else {
+            self.asm.mov(Size::Qword, Reg::R11, i64::from(i.imm))?;
+        }
+        let bits = ((pc as u32) << info::PC_SHIFT) | (k << info::SIZE_SHIFT) | info::LEGACY;
+        self.asm.mov(Size::Dword, Reg::R10, bits)?;
+        self.asm.call(self.rt_common)?;
+        self.asm.mov(Size::Qword, Reg::Rax, Reg::R11)?;
+        Ok(())
+    }
+}

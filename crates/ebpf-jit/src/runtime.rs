@@ -1,0 +1,376 @@
+//! The run context compiled code reads through `r12`, and the Rust functions it calls.
+//!
+//! Compiled code keeps the VM's *virtual* addresses in eBPF registers and translates each
+//! access with the region table here ([`RunCx::regions`]); what the inline checks cannot
+//! place (another region, a map value, an address outside every region) goes to
+//! [`rt_call`], which asks the run's [`Memory`] ([`Memory::locate`], the interpreter's own
+//! lookup) and returns the host address or records the fault. Helper calls go through
+//! [`helper_call`], which rebuilds the `&mut Memory` of the run, calls the VM's helper,
+//! turns its outcome into `r0`, an exit, a tail call or a fault, and refreshes the region
+//! table (a helper may move the packet window). Both are `extern "sysv64"` and never unwind
+//! (a panicking helper aborts the process rather than unwinding through generated code).
+//!
+//! This module and [`crate::JitCode`]'s call of the code hold the crate's `unsafe`.
+
+use std::mem::offset_of;
+
+use sift_ebpf_vm::interp::Fault;
+use sift_ebpf_vm::memory::{MEM_BASE, PACKET_BASE, STACK_PER_FRAME, STACK_SIZE};
+use sift_ebpf_vm::{Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, RawRegion};
+use sift_ebpf_vm::{RunError, memory::MAX_FRAMES};
+
+/// Region indexes of [`RunCx::regions`].
+pub(crate) const STACK: usize = 0;
+/// The input memory or context.
+pub(crate) const MEM: usize = 1;
+/// The packet window.
+pub(crate) const PACKET: usize = 2;
+/// The values of the map the last slow access reached (none until one does): accesses
+/// through map value pointers check against it inline.
+pub(crate) const MAP: usize = 3;
+
+/// One region for the inline checks: an access of `1 << k` bytes at virtual `a` is inside
+/// when `a - base < ok[k]` (unsigned), i.e. `ok[k] = len + 1 - size` (0 when it cannot fit);
+/// `ok_write` is all zeros for a read-only region.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RegionCx {
+    pub base: u64,
+    pub host: u64,
+    pub ok: [u64; 4],
+    pub ok_write: [u64; 4],
+}
+
+impl RegionCx {
+    fn set(&mut self, r: &RawRegion) {
+        self.base = r.base;
+        self.host = r.host as u64;
+        for k in 0..4 {
+            self.ok[k] = (r.len as u64 + 1).saturating_sub(1 << k);
+            self.ok_write[k] = if r.writable { self.ok[k] } else { 0 };
+        }
+    }
+}
+
+/// What the run does after a call into Rust ([`RunCx::action`]).
+pub(crate) mod action {
+    /// Go on.
+    pub const CONTINUE: u64 = 0;
+    /// End the run with `r0` = [`RunCx::ret`](super::RunCx::ret).
+    pub const EXIT: u64 = 1;
+    /// Continue in the program whose body is at [`RunCx::tail_target`](super::RunCx::tail_target).
+    pub const TAIL: u64 = 2;
+    /// End the run with the fault in [`RunCx::fault`](super::RunCx::fault).
+    pub const FAULT: u64 = 3;
+    /// End the run with a fault the generated code raised ([`RunCx::asm_fault`](super::RunCx::asm_fault)).
+    pub const ASM_FAULT: u64 = 4;
+}
+
+/// Faults the generated code raises itself ([`RunCx::asm_fault`]).
+pub(crate) mod asm_fault {
+    /// The budget ran out (a back edge or a call).
+    pub const BUDGET: u64 = 1;
+    /// A ninth frame.
+    pub const CALL_DEPTH: u64 = 2;
+}
+
+/// The bits of the `info` argument of [`rt_call`]: bit 0 write, bits 1–2 the size's log2,
+/// bit 3 a legacy packet load, bit 4 an atomic, bits 8 and up the instruction's slot.
+pub(crate) mod info {
+    /// A write.
+    pub const WRITE: u32 = 1;
+    /// A legacy packet load (else an access).
+    pub const LEGACY: u32 = 8;
+    /// An atomic read-modify-write: a read fault is reported before a write fault, as the
+    /// interpreter loads before it stores.
+    pub const ATOMIC: u32 = 16;
+    /// The size's log2 is at bit 1.
+    pub const SIZE_SHIFT: u32 = 1;
+    /// The slot is at bit 8.
+    pub const PC_SHIFT: u32 = 8;
+}
+
+/// The context of one run; `r12` points at it. The fields before `memory` are read and
+/// written by the generated code at their `offset_of!` offsets.
+#[repr(C)]
+pub(crate) struct RunCx {
+    pub regions: [RegionCx; 4],
+    /// Host minus virtual address of the stack: `r10` = `rbp - stack_delta`.
+    pub stack_delta: u64,
+    /// The lowest frame pointer (host) that may still call: deeper is `CallDepth`.
+    pub min_fp: u64,
+    /// What is left of the budget.
+    pub budget_left: u64,
+    /// `rsp` of the entry stub after its pushes (faults and exits unwind to it).
+    pub saved_rsp: u64,
+    pub action: u64,
+    /// `r0` for [`action::EXIT`].
+    pub ret: u64,
+    /// The helper number (or `callx` target) of the current helper call.
+    pub helper_target: u64,
+    /// The slot of the current helper call, or of a fault the code raised.
+    pub pc: u64,
+    /// `r0` before the current helper call (a tail call that falls through keeps it).
+    pub saved_r0: u64,
+    /// The host address of the tail call's target program's body.
+    pub tail_target: u64,
+    pub asm_fault: u64,
+    pub rt_fn: u64,
+    pub helper_fn: u64,
+    // Rust only from here.
+    memory: *mut (),
+    helpers: *mut Helpers,
+    fault: Option<RunError>,
+    tail_calls: u32,
+    bodies: *const u64,
+    programs: usize,
+    mem_is_packet: bool,
+    r2: u64,
+    meta: usize,
+    /// The map in `regions[MAP]`.
+    map: Option<usize>,
+}
+
+/// Field offsets for the generated code.
+pub(crate) mod off {
+    use super::*;
+    /// Region `r`'s field.
+    pub const fn region(r: usize) -> i32 {
+        (offset_of!(RunCx, regions) + r * size_of::<RegionCx>()) as i32
+    }
+    pub const BASE: i32 = offset_of!(RegionCx, base) as i32;
+    pub const HOST: i32 = offset_of!(RegionCx, host) as i32;
+    pub const OK: i32 = offset_of!(RegionCx, ok) as i32;
+    pub const OK_WRITE: i32 = offset_of!(RegionCx, ok_write) as i32;
+    pub const STACK_DELTA: i32 = offset_of!(RunCx, stack_delta) as i32;
+    pub const MIN_FP: i32 = offset_of!(RunCx, min_fp) as i32;
+    pub const BUDGET: i32 = offset_of!(RunCx, budget_left) as i32;
+    pub const SAVED_RSP: i32 = offset_of!(RunCx, saved_rsp) as i32;
+    pub const ACTION: i32 = offset_of!(RunCx, action) as i32;
+    pub const RET: i32 = offset_of!(RunCx, ret) as i32;
+    pub const HELPER_TARGET: i32 = offset_of!(RunCx, helper_target) as i32;
+    pub const PC: i32 = offset_of!(RunCx, pc) as i32;
+    pub const SAVED_R0: i32 = offset_of!(RunCx, saved_r0) as i32;
+    pub const TAIL_TARGET: i32 = offset_of!(RunCx, tail_target) as i32;
+    pub const ASM_FAULT: i32 = offset_of!(RunCx, asm_fault) as i32;
+    pub const RT_FN: i32 = offset_of!(RunCx, rt_fn) as i32;
+    pub const HELPER_FN: i32 = offset_of!(RunCx, helper_fn) as i32;
+}
+
+/// The entry stub: `(run context, r1, r2, host frame top + 512) -> r0`.
+pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> u64;
+
+impl RunCx {
+    fn refresh(&mut self, mem: &mut Memory<'_>) {
+        let raw = mem.raw_regions();
+        self.regions[STACK].set(&raw.stack);
+        self.regions[MEM].set(&raw.mem);
+        self.regions[PACKET].set(&raw.packet);
+        self.meta = mem.packet_bounds().meta;
+        if let Some(m) = self.map.and_then(|i| mem.raw_map(i)) {
+            self.regions[MAP].set(&m);
+        }
+    }
+
+    fn fail(&mut self, pc: usize, fault: Fault) -> u64 {
+        self.fault = Some(RunError { pc, fault });
+        self.action = action::FAULT;
+        0
+    }
+}
+
+/// Runs compiled code: `bodies` are the host addresses of each program's body (tail-call
+/// targets), `entry` the entry stub. Returns the result and the budget used.
+pub(crate) fn run(
+    entry: EntryFn,
+    bodies: &[u64],
+    cx: sift_ebpf_vm::ExecCx<'_, '_>,
+) -> (Result<u64, RunError>, u64) {
+    let sift_ebpf_vm::ExecCx { memory, helpers, r1, r2, mem_is_packet, budget, programs } = cx;
+    if programs != bodies.len() {
+        let e = Fault::Internal("compiled code is for another set of programs");
+        return (Err(RunError { pc: 0, fault: e }), 0);
+    }
+    let mut run = RunCx {
+        regions: [RegionCx::default(); 4],
+        stack_delta: 0,
+        min_fp: 0,
+        budget_left: budget,
+        saved_rsp: 0,
+        action: action::CONTINUE,
+        ret: 0,
+        helper_target: 0,
+        pc: 0,
+        saved_r0: 0,
+        tail_target: 0,
+        asm_fault: 0,
+        rt_fn: rt_call as *const () as u64,
+        helper_fn: helper_call as *const () as u64,
+        memory: std::ptr::null_mut(),
+        helpers,
+        fault: None,
+        tail_calls: 0,
+        bodies: bodies.as_ptr(),
+        programs,
+        mem_is_packet,
+        r2,
+        meta: 0,
+        map: None,
+    };
+    run.refresh(memory);
+    let stack = run.regions[STACK];
+    if stack.ok[0] != STACK_SIZE as u64 {
+        let e = Fault::Internal("the stack is not STACK_SIZE bytes");
+        return (Err(RunError { pc: 0, fault: e }), 0);
+    }
+    run.stack_delta = stack.host.wrapping_sub(stack.base);
+    let top = stack.host + STACK_SIZE as u64;
+    run.min_fp = top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
+    run.memory = (memory as *mut Memory<'_>).cast();
+    // SAFETY: `entry` is the entry stub of code made by `lower` for exactly these programs
+    // (`programs == bodies.len()`), which follows the System V ABI: it saves and restores
+    // every callee-saved register, keeps `rsp` 16-byte aligned at its calls, and returns to
+    // this frame on `exit`, on a fault and on a helper's exit (unwinding through
+    // `saved_rsp`). It reads and writes memory only inside the regions `run.regions` and
+    // the helper calls describe (every access is checked against them or provably in the
+    // current stack frame), `run` and its own native stack (at most 8 frames of 48 bytes and
+    // two calls into Rust). The regions are those of `memory`, which is not used otherwise
+    // until the call returns: the Rust functions the code calls reach it only through
+    // `run.memory`, one at a time, and refresh the table after a helper used it.
+    let r0 = unsafe { entry(&mut run, r1, r2, top + STACK_PER_FRAME as u64) };
+    let used = budget.saturating_sub(run.budget_left);
+    let used = if run.budget_left > budget { budget } else { used };
+    let result = match run.action {
+        action::CONTINUE => Ok(r0),
+        action::EXIT => Ok(run.ret),
+        action::ASM_FAULT => {
+            let fault = match run.asm_fault {
+                asm_fault::BUDGET => Fault::Budget(budget),
+                asm_fault::CALL_DEPTH => Fault::CallDepth,
+                _ => Fault::Internal("unknown fault from compiled code"),
+            };
+            Err(RunError { pc: run.pc as usize, fault })
+        }
+        _ => Err(run.fault.take().unwrap_or(RunError {
+            pc: 0,
+            fault: Fault::Internal("compiled code stopped without a fault"),
+        })),
+    };
+    (result, used)
+}
+
+/// Memory accesses the inline checks did not place, and legacy packet loads: `arg` is the
+/// virtual address (an access) or the offset (a legacy load), `bits` the [`info`] bits.
+/// Returns the host address (an access) or the loaded value (a legacy load); on a fault or an
+/// exit it sets [`RunCx::action`] and the code unwinds.
+pub(crate) extern "sysv64" fn rt_call(cx: *mut RunCx, arg: u64, bits: u64) -> u64 {
+    // SAFETY: the generated code passes `r12`, the `RunCx` that `run` made for this run and
+    // that outlives it; no other reference to it is live while the code is inside this call.
+    let cx = unsafe { &mut *cx };
+    // SAFETY: `cx.memory` is the run's `Memory`, which nothing else uses during the run
+    // (see `run`); only a shared reference is made here.
+    let mem = unsafe { &*(cx.memory as *const Memory<'_>) };
+    let bits = bits as u32;
+    let pc = (bits >> info::PC_SHIFT) as usize;
+    let size = 1usize << ((bits >> info::SIZE_SHIFT) & 3);
+    if bits & info::LEGACY != 0 {
+        let (base, len) = if cx.mem_is_packet {
+            (MEM_BASE, cx.r2)
+        } else {
+            (PACKET_BASE, mem.packet().len() as u64)
+        };
+        if len == 0 && cx.mem_is_packet {
+            return cx.fail(pc, Fault::NoPacket);
+        }
+        let off = arg as i64;
+        if off < 0 || off as u64 + size as u64 > len {
+            cx.action = action::EXIT;
+            cx.ret = 0;
+            return 0;
+        }
+        return match mem.load(base + off as u64, size) {
+            Ok(v) => match size {
+                4 => u64::from((v as u32).swap_bytes()),
+                2 => u64::from((v as u16).swap_bytes()),
+                _ => v,
+            },
+            Err(e) => cx.fail(pc, Fault::OutOfBounds(e)),
+        };
+    }
+    let write = bits & info::WRITE != 0;
+    if bits & info::ATOMIC != 0
+        && let Err(e) = mem.locate(arg, size, false)
+    {
+        return cx.fail(pc, Fault::OutOfBounds(e));
+    }
+    match mem.locate(arg, size, write) {
+        Ok(Place::Stack(o)) => cx.regions[STACK].host + o as u64,
+        Ok(Place::Mem(o)) => cx.regions[MEM].host + o as u64,
+        Ok(Place::Packet(o)) => cx.regions[PACKET].host + (o - cx.meta) as u64,
+        Ok(Place::Map(i, o)) => {
+            // SAFETY: as above; the shared reference `mem` is not used past this point, and
+            // this exclusive one only takes map `i`'s buffer (the other regions' host
+            // pointers stay as they are).
+            let mem = unsafe { &mut *(cx.memory as *mut Memory<'_>) };
+            match mem.raw_map(i) {
+                Some(m) => {
+                    cx.regions[MAP].set(&m);
+                    cx.map = Some(i);
+                    m.host as u64 + o as u64
+                }
+                None => cx.fail(pc, Fault::Internal("a located map that is not there")),
+            }
+        }
+        Err(e) => cx.fail(pc, Fault::OutOfBounds(e)),
+    }
+}
+
+/// A helper call (or `callx`): `r1`–`r5` as arguments, the target and slot in the context.
+/// Returns `r0`; an exit, a tail call or a fault is left in [`RunCx::action`].
+pub(crate) extern "sysv64" fn helper_call(
+    r1: u64,
+    r2: u64,
+    r3: u64,
+    r4: u64,
+    r5: u64,
+    cx: *mut RunCx,
+) -> u64 {
+    // SAFETY: as in `rt_call`.
+    let cx = unsafe { &mut *cx };
+    let (target, pc) = (cx.helper_target, cx.pc as usize);
+    // SAFETY: `cx.helpers` is the run's `Helpers`, borrowed exclusively for the run by `run`
+    // and used by nothing else while the code runs.
+    let helpers = unsafe { &mut *cx.helpers };
+    // SAFETY: `cx.memory` is the run's `Memory` (see `run`): no other reference to it is live
+    // during this call; the region table is refreshed from it before returning.
+    let mem = unsafe { &mut *(cx.memory as *mut Memory<'_>) };
+    let id = match u32::try_from(target) {
+        Ok(id) if helpers.has(id) => id,
+        _ => return cx.fail(pc, Fault::CallxTarget(target)),
+    };
+    let outcome = helpers.call(id, mem, Args([r1, r2, r3, r4, r5]));
+    cx.refresh(mem);
+    match outcome {
+        None => cx.fail(pc, Fault::CallxTarget(target)),
+        Some(Ok(HelperOutcome::Return(v))) => v,
+        Some(Ok(HelperOutcome::Exit(v))) => {
+            cx.action = action::EXIT;
+            cx.ret = v;
+            0
+        }
+        Some(Ok(HelperOutcome::TailCall(k))) => {
+            if (k as usize) < cx.programs && cx.tail_calls < MAX_TAIL_CALL_CNT {
+                cx.tail_calls += 1;
+                cx.action = action::TAIL;
+                // SAFETY: `bodies` points at `programs` addresses (checked in `run`), and
+                // `k < programs`.
+                cx.tail_target = unsafe { *cx.bodies.add(k as usize) };
+            }
+            cx.saved_r0
+        }
+        Some(Err(message)) => {
+            let name = helpers.name(id).unwrap_or("?");
+            cx.fail(pc, Fault::Helper { id, name, message })
+        }
+    }
+}
