@@ -50,6 +50,8 @@ pub enum BenchEngine {
     Cspf,
     /// sift's eBPF VM: the program translated to eBPF as for the kernel, one call per packet.
     Ebpf,
+    /// The same on sift's eBPF JIT.
+    EbpfJit,
     /// All of the above but the floors (printed first anyway).
     All,
 }
@@ -109,6 +111,7 @@ impl BenchEngine {
             BenchEngine::Kernel => Engine::Kernel,
             BenchEngine::Cspf => Engine::Cspf,
             BenchEngine::Ebpf => Engine::Ebpf,
+            BenchEngine::EbpfJit => Engine::EbpfJit,
             BenchEngine::Floor => return vec![Line::Floor],
             BenchEngine::FloorPf => return vec![Line::FloorPf],
             BenchEngine::All => return Engine::ALL.iter().map(|&e| Line::Engine(e)).collect(),
@@ -256,7 +259,8 @@ fn note(detail: &Detail) -> String {
             }
         ),
         Detail::Ebpf { load, instructions } => format!(
-            "translate + load {:.1} µs, {instructions} eBPF instructions, one call per packet",
+            "translate + load (+ compile) {:.1} µs, {instructions} eBPF instructions, one call \
+             per packet",
             micros(*load)
         ),
         Detail::Cspf { compile, words, executed_per_packet } => format!(

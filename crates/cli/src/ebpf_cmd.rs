@@ -44,9 +44,13 @@ pub enum EbpfCommand {
         /// The memory as the conformance runner passes it: the first argument.
         #[arg(value_name = "MEM", conflicts_with = "mem")]
         positional_mem: Option<String>,
-        /// The most instructions to execute.
+        /// The most instructions to execute (the JIT charges its backward jumps and calls
+        /// against it instead).
         #[arg(long, default_value_t = sift_ebpf_vm::DEFAULT_BUDGET)]
         budget: u64,
+        /// Which engine runs the program.
+        #[arg(long, value_enum, default_value_t = EngineArg::Jit)]
+        engine: EngineArg,
     },
     /// Assemble a program in the conformance suite's syntax (`-` for standard input).
     Asm {
@@ -93,6 +97,9 @@ pub enum EbpfCommand {
         /// maps also by name).
         #[arg(long = "maps", alias = "dump-maps")]
         dump_maps: bool,
+        /// Which engine runs the program.
+        #[arg(long, value_enum, default_value_t = EngineArg::Jit)]
+        engine: EngineArg,
     },
     /// Check programs with sift's verifier (the kernel's rules): every program of an ELF
     /// object (or the one `--section` names), or a program in assembly or hex as `--type`.
@@ -124,6 +131,25 @@ pub enum EbpfCommand {
     },
 }
 
+/// Which engine runs a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The x86-64 JIT (`sift-ebpf-jit`); a program too large for it runs on the interpreter,
+    /// with a warning, as the kernel falls back when its JIT gives up.
+    Jit,
+    /// The interpreter (`sift-ebpf-vm`).
+    Interp,
+}
+
+/// Puts `vm` on `engine`.
+fn use_engine(vm: &mut Vm, engine: EngineArg) {
+    if engine == EngineArg::Jit
+        && let Err(e) = sift_ebpf_jit::jit(vm, &sift_ebpf_jit::JitOptions::default())
+    {
+        errln!("warning: {e}; running on the interpreter");
+    }
+}
+
 /// How `sift ebpf asm` writes the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum AsmFormat {
@@ -138,14 +164,26 @@ pub enum AsmFormat {
 /// Runs one `sift ebpf` subcommand.
 pub fn run(cmd: EbpfCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        EbpfCommand::Exec { mem, positional_mem, budget } => exec(mem.or(positional_mem), budget),
+        EbpfCommand::Exec { mem, positional_mem, budget, engine } => {
+            exec(mem.or(positional_mem), budget, engine)
+        }
         EbpfCommand::Asm { file, format } => asm(&file, format),
         EbpfCommand::Disasm { file, asm } => disasm(&file, asm),
         EbpfCommand::Verify { prog, section, prog_type, unprivileged } => {
             verify(&prog, section.as_deref(), &prog_type, unprivileged)
         }
-        EbpfCommand::Run { prog, section, capture, count, write, maps, updates, dump_maps } => {
-            let opts = RunOptions { capture, count, write, updates, dump_maps };
+        EbpfCommand::Run {
+            prog,
+            section,
+            capture,
+            count,
+            write,
+            maps,
+            updates,
+            dump_maps,
+            engine,
+        } => {
+            let opts = RunOptions { capture, count, write, updates, dump_maps, engine };
             run_program(&prog, section.as_deref(), &maps, &opts)
         }
     }
@@ -171,7 +209,7 @@ fn parse_program_hex(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn exec(mem: Option<String>, budget: u64) -> anyhow::Result<ExitCode> {
+fn exec(mem: Option<String>, budget: u64, engine: EngineArg) -> anyhow::Result<ExitCode> {
     let text = String::from_utf8(read(Path::new("-"))?).context("standard input is not text")?;
     let bytes = match parse_program_hex(&text) {
         Ok(b) => b,
@@ -195,6 +233,7 @@ fn exec(mem: Option<String>, budget: u64) -> anyhow::Result<ExitCode> {
         }
     };
     vm.set_budget(budget);
+    use_engine(&mut vm, engine);
     match vm.run(&mut mem) {
         Ok(r0) => {
             outln!("{r0:x}")?;
@@ -346,6 +385,7 @@ struct RunOptions {
     write: Option<PathBuf>,
     updates: Vec<String>,
     dump_maps: bool,
+    engine: EngineArg,
 }
 
 /// The context a program runs with, from its type.
@@ -464,6 +504,7 @@ fn run_program(
     for u in &opts.updates {
         map_update(&mut vm, &names, u)?;
     }
+    use_engine(&mut vm, opts.engine);
     run_capture(vm, run_as, &names, opts)
 }
 

@@ -193,11 +193,13 @@ pub enum Engine {
     /// sift's eBPF virtual machine running the program translated to eBPF (as for the kernel:
     /// `SCHED_CLS` with direct packet access), one call per packet.
     Ebpf,
+    /// The same on sift's eBPF JIT.
+    EbpfJit,
 }
 
 impl Engine {
     /// Every engine, in the order `bench` runs them.
-    pub const ALL: [Engine; 8] = [
+    pub const ALL: [Engine; 9] = [
         Engine::Interp,
         Engine::Jit,
         Engine::InterpSingle,
@@ -206,10 +208,11 @@ impl Engine {
         Engine::Kernel,
         Engine::Cspf,
         Engine::Ebpf,
+        Engine::EbpfJit,
     ];
 
     /// The engine's name (`interp`, `jit`, `interp-single`, `jit-single`, `libpcap`,
-    /// `kernel`, `cspf`, `ebpf`).
+    /// `kernel`, `cspf`, `ebpf`, `ebpf-jit`).
     pub fn name(self) -> &'static str {
         match self {
             Engine::Interp => "interp",
@@ -220,6 +223,7 @@ impl Engine {
             Engine::Kernel => "kernel",
             Engine::Cspf => "cspf",
             Engine::Ebpf => "ebpf",
+            Engine::EbpfJit => "ebpf-jit",
         }
     }
 }
@@ -267,9 +271,9 @@ pub enum Detail {
         /// Packets too long for `BPF_PROG_TEST_RUN`, left out.
         left_out: usize,
     },
-    /// sift's eBPF engine.
+    /// sift's eBPF engines.
     Ebpf {
-        /// Translating the program to eBPF and loading it.
+        /// Translating the program to eBPF and loading it (and compiling it, for the JIT).
         load: Duration,
         /// eBPF instructions.
         instructions: usize,
@@ -458,7 +462,7 @@ impl<'a> Bench<'a> {
                 let detail = Detail::Libpcap { version: lib.version(), compiled };
                 self.time(reference, engine, detail, |p, w| f.run(p, w))?
             }
-            Engine::Kernel | Engine::Ebpf => {
+            Engine::Kernel | Engine::Ebpf | Engine::EbpfJit => {
                 // eBPF runs forward code only: an expression's `protochain` walks are unrolled
                 // for it (a program given as such that loops is refused by the translation).
                 let unrolled;
@@ -477,7 +481,7 @@ impl<'a> Bench<'a> {
                 };
                 return match engine {
                     Engine::Kernel => self.kernel(reference.as_deref(), program),
-                    _ => self.ebpf(reference, program),
+                    _ => self.ebpf(reference, program, engine),
                 };
             }
             Engine::Cspf => {
@@ -643,13 +647,15 @@ impl<'a> Bench<'a> {
         Ok(Outcome::Timed(figure))
     }
 
-    /// sift's eBPF engine: the program translated as for the kernel and run as a TC classifier,
-    /// each packet copied into the buffer the program may write, the lengths in the control
-    /// block as [`sift_kernel::KernelEbpf`] passes them for packets a test run refuses.
+    /// sift's eBPF engines: the program translated as for the kernel and run as a TC
+    /// classifier, each packet copied into the buffer the program may write, the lengths in
+    /// the control block as [`sift_kernel::KernelEbpf`] passes them for packets a test run
+    /// refuses; on the interpreter ([`Engine::Ebpf`]) or the JIT ([`Engine::EbpfJit`]).
     fn ebpf(
         &self,
         reference: &mut Option<Vec<u32>>,
         validated: &Validated,
+        engine: Engine,
     ) -> Result<Outcome, BenchError> {
         let started = Instant::now();
         let program = match sift_ebpf::translate(validated.insns()) {
@@ -660,6 +666,11 @@ impl<'a> Bench<'a> {
             Ok(vm) => vm,
             Err(e) => return Ok(Outcome::Unavailable(e.to_string())),
         };
+        if engine == Engine::EbpfJit
+            && let Err(e) = sift_ebpf_jit::jit(&mut vm, &sift_ebpf_jit::JitOptions::default())
+        {
+            return Ok(Outcome::Unavailable(e.to_string()));
+        }
         let detail = Detail::Ebpf { load: started.elapsed(), instructions: program.insns.len() };
         let vm = std::cell::RefCell::new(&mut vm);
         let scratch = std::cell::RefCell::new(Vec::with_capacity(65_536));
@@ -676,7 +687,7 @@ impl<'a> Bench<'a> {
             // one, the packet is rejected and the verdicts' check reports the difference.
             vm.borrow_mut().run_tc(&mut buf, &info).map_or(0, |v| v as u32)
         };
-        Ok(Outcome::Timed(self.time(reference, Engine::Ebpf, detail, run)?))
+        Ok(Outcome::Timed(self.time(reference, engine, detail, run)?))
     }
 
     /// The CSPF engine: accept/reject must match the reference where CSPF judges exactly.

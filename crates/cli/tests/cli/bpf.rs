@@ -370,7 +370,7 @@ fn bench_takes_an_expression() {
 }
 
 /// `sift bench --engine all --compare … --plot`: a line per engine (interp and jit in batches
-/// and one call per packet, libpcap, kernel, cspf, ebpf) for each expression, instructions executed
+/// and one call per packet, libpcap, kernel, cspf, ebpf, ebpf-jit) for each expression, instructions executed
 /// for the two VMs, the floors once, and a chart.
 #[test]
 fn bench_all_engines_compare_and_plot() {
@@ -386,7 +386,8 @@ fn bench_all_engines_compare_and_plot() {
     let out = stdout(&o);
     let root = std::fs::read_to_string("/proc/self/status")
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.contains("\t0\t")));
-    let mut engines = vec!["interp", "jit", "interp-single", "jit-single", "cspf", "ebpf"];
+    let mut engines =
+        vec!["interp", "jit", "interp-single", "jit-single", "cspf", "ebpf", "ebpf-jit"];
     if sift_testkit::oracle("system libpcap", sift_libpcap::Libpcap::load()).is_some() {
         engines.push("libpcap");
     }

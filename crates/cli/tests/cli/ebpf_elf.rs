@@ -225,3 +225,39 @@ fn maps_the_vm_lacks_are_named() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("an ELF object declares its maps"));
 }
+
+/// `--engine jit` (the default) and `--engine interp` print the same lines, leave the same
+/// packets (`-w`) and the same maps, for every program of the C corpus over a capture of
+/// every kind of traffic the samples have.
+#[test]
+fn jit_and_interpreter_agree_on_the_c_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let programs = [
+        ("xdp_count", None),
+        ("xdp_lb", None),
+        ("xdp_firewall", None),
+        ("tc_counters", None),
+        ("ringbuf_log", None),
+        ("calls_global", Some("xdp")),
+        ("calls_global", Some("socket")),
+    ];
+    for (name, section) in programs {
+        let Some(obj) = compile(name, dir.path()) else { return };
+        for cap in ["mixed.pcapng", "dns.pcap", "http.pcap"] {
+            let outcome = |engine: &str| {
+                let out = dir.path().join(format!("{name}-{engine}.pcap"));
+                let mut args = vec!["ebpf", "run", obj.to_str().unwrap(), "--maps"];
+                args.extend(["--engine", engine, "-w", out.to_str().unwrap()]);
+                let cap = sample(cap);
+                args.extend(["-r", &cap]);
+                if let Some(s) = section {
+                    args.extend(["--section", s]);
+                }
+                let o = sift(&args);
+                assert_eq!(o.status.code(), Some(0), "{name} {engine}: {}", text(&o.stderr));
+                (text(&o.stdout), text(&o.stderr), std::fs::read(&out).unwrap())
+            };
+            assert_eq!(outcome("jit"), outcome("interp"), "{name} ({section:?}) over {cap}");
+        }
+    }
+}
