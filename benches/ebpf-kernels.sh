@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark (issue 18): the eBPF engines on the C kernels of crates/ebpf-vm/benches/kernels/
+# Benchmark (issue 18): the eBPF engines on the C kernels of crates/ebpf-jit/benches/kernels/
 # (log2, prime, memcpy, switch, strcmp, parse; eunomia-bpf/bpf-benchmark's style), the per-call
-# cost and JIT compile times, in one criterion run (`cargo bench -p sift-ebpf-vm --bench
+# cost and JIT compile times, in one criterion run (`cargo bench -p sift-ebpf-jit --bench
 # kernels`), then per group the medians of every engine present and the issue's ratios:
 #
 #   jit/rbpf     sift-jit ÷ rbpf-jit      (target ≤ 0.5: sift's JIT ≥ 2x faster)
@@ -21,7 +21,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 results=${CARGO_TARGET_DIR:-$PWD/target}/criterion
 if [ "${SIFT_REPORT_ONLY:-0}" != 1 ]; then
     rm -rf "$results"/kernel-* "$results"/per-call "$results"/compile-*
-    cargo bench -p sift-ebpf-vm --bench kernels -- "$@"
+    cargo bench -p sift-ebpf-jit --bench kernels -- "$@"
 fi
 python3 - "$results" <<'PY'
 import json, os, sys

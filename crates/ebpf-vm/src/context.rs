@@ -270,8 +270,8 @@ impl Default for SkbInfo {
 /// The `__sk_buff` for `packet` (an Ethernet frame at [`PACKET_BASE`]): `len`, `pkt_type`
 /// and `protocol` as `eth_type_trans` sets them, the chosen fields, `data`/`data_end`
 /// (`data_meta` = `data`) when `direct` (TC; socket filters have no direct packet access).
-pub fn sk_buff(packet: &[u8], info: &SkbInfo, direct: bool) -> Vec<u8> {
-    let mut ctx = vec![0u8; skb::SIZE];
+pub fn sk_buff(packet: &[u8], info: &SkbInfo, direct: bool) -> [u8; skb::SIZE] {
+    let mut ctx = [0u8; skb::SIZE];
     let mut put = |off: usize, v: u32| ctx[off..off + 4].copy_from_slice(&v.to_le_bytes());
     use sk_buff_off as o;
     let len = packet.len() as u32;

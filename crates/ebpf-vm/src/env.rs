@@ -53,7 +53,9 @@ pub struct VmEnv {
     /// The last redirect the run asked for (cleared when a run starts).
     pub redirect: Option<Redirect>,
     rng: u64,
-    trace: Box<dyn Write>,
+    /// Where `trace_printk` writes (`None`: standard error; no allocation for the default,
+    /// which a run's set-up makes).
+    trace: Option<Box<dyn Write>>,
 }
 
 impl std::fmt::Debug for VmEnv {
@@ -78,7 +80,7 @@ impl Default for VmEnv {
             kind: ProgKind::Other,
             redirect: None,
             rng: DEFAULT_SEED,
-            trace: Box::new(std::io::stderr()),
+            trace: None,
         }
     }
 }
@@ -100,13 +102,22 @@ impl VmEnv {
 
     /// Where `bpf_trace_printk` writes its lines (standard error unless set).
     pub fn set_trace_output(&mut self, out: impl Write + 'static) {
-        self.trace = Box::new(out);
+        self.trace = Some(Box::new(out));
     }
 
     /// Writes one `trace_printk` line.
     pub(crate) fn trace(&mut self, line: &[u8]) {
         // The kernel's trace buffer drops what it cannot take; so does this.
-        let _ = self.trace.write_all(line);
-        let _ = self.trace.write_all(b"\n");
+        match &mut self.trace {
+            Some(out) => {
+                let _ = out.write_all(line);
+                let _ = out.write_all(b"\n");
+            }
+            None => {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(line);
+                let _ = err.write_all(b"\n");
+            }
+        }
     }
 }

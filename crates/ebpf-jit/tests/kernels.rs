@@ -1,5 +1,5 @@
 //! The benchmark kernels (`benches/kernels/*.c`) give the same result on every engine: native
-//! C, sift's interpreter, rbpf's interpreter and rbpf's JIT, on the same input — `r0` and the
+//! C, sift's interpreter and JIT, rbpf's interpreter and JIT, on the same input — `r0` and the
 //! bytes a kernel writes — and the results known independently (primes below 10^4, a copy
 //! equal to its source, where two strings differ). What the bench measures is thereby checked
 //! to compute the same thing everywhere. Needs clang (SKIP without it; a failure under

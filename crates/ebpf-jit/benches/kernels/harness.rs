@@ -8,8 +8,7 @@
 //! `clang -O2 -shared -fPIC` (native x86-64 code, loaded with `libloading`). Its input memory
 //! is generated here, deterministically: the same bytes for every engine.
 //!
-//! The engines ([`Engine`]): native C, sift's interpreter, rbpf's interpreter and rbpf's JIT.
-//! sift's eBPF JIT takes its place in [`Engine`] when it lands.
+//! The engines ([`Engine`]): native C, sift's interpreter and JIT, rbpf's interpreter and JIT.
 #![allow(dead_code)] // The bench and the test each use part of it.
 
 use std::ops::Range;
@@ -58,14 +57,15 @@ pub enum Engine {
     RbpfInterp,
     /// rbpf's x86-64 JIT (`EbpfVmRaw::execute_program_jit`).
     RbpfJit,
-    // sift's eBPF JIT (`sift-ebpf-jit`) goes here as `SiftJit` ("sift-jit"), with its compile
-    // step in `Engines::new` and its call in `Engines::run`.
+    /// sift's eBPF JIT (`sift-ebpf-jit`, checked: every access outside the frame is checked
+    /// against its region, backward jumps charged to the budget), through [`Vm::run`].
+    SiftJit,
 }
 
 impl Engine {
     /// Every engine, in the order they are reported.
-    pub const ALL: [Engine; 4] =
-        [Engine::Native, Engine::SiftInterp, Engine::RbpfInterp, Engine::RbpfJit];
+    pub const ALL: [Engine; 5] =
+        [Engine::Native, Engine::SiftInterp, Engine::RbpfInterp, Engine::RbpfJit, Engine::SiftJit];
 
     /// The name reports use.
     pub fn name(self) -> &'static str {
@@ -74,6 +74,7 @@ impl Engine {
             Engine::SiftInterp => "sift-interp",
             Engine::RbpfInterp => "rbpf-interp",
             Engine::RbpfJit => "rbpf-jit",
+            Engine::SiftJit => "sift-jit",
         }
     }
 }
@@ -258,6 +259,8 @@ fn parse_slot(rng: &mut Rng) -> Vec<u8> {
 pub struct Engines<'k> {
     kernel: &'k Kernel,
     sift: Vm,
+    /// The same program on sift's JIT.
+    sift_jit: Vm,
     rbpf_interp: rbpf::EbpfVmRaw<'k>,
     /// rbpf's JIT, or why it is unavailable (rbpf 0.4.1 compiles into one 4 KiB page and
     /// panics past it).
@@ -278,7 +281,12 @@ impl<'k> Engines<'k> {
             .execute_program(&mut kernel.input.clone())
             .map_err(|e| format!("{name}: rbpf-interp: {e}"))?;
         let rbpf_jit = rbpf_jit(&kernel.program);
-        Ok(Engines { kernel, sift, rbpf_interp, rbpf_jit })
+        let mut sift_jit = Vm::from_bytes(&kernel.program, Helpers::new())
+            .map_err(|e| format!("{name}: sift refuses the program: {e}"))?;
+        sift_jit.set_budget(u64::MAX);
+        sift_ebpf_jit::jit(&mut sift_jit, &sift_ebpf_jit::JitOptions::default())
+            .map_err(|e| format!("{name}: sift-jit: {e}"))?;
+        Ok(Engines { kernel, sift, sift_jit, rbpf_interp, rbpf_jit })
     }
 
     /// Whether `engine` can run this kernel; `Err` says why not.
@@ -310,6 +318,7 @@ impl<'k> Engines<'k> {
                 (self.kernel.native.function)(mem.as_mut_ptr(), mem.len() as u64)
             },
             Engine::SiftInterp => self.sift.run(mem).unwrap(),
+            Engine::SiftJit => self.sift_jit.run(mem).unwrap(),
             Engine::RbpfInterp => self.rbpf_interp.execute_program(mem).unwrap(),
             Engine::RbpfJit => {
                 let jit = self.rbpf_jit.as_ref().unwrap();
