@@ -100,6 +100,9 @@ pub struct JitCode {
     entry: runtime::EntryFn,
     /// Host addresses of each program's body (tail-call targets).
     bodies: Vec<u64>,
+    /// The run context, kept from run to run.
+    #[cfg(target_arch = "x86_64")]
+    run: Box<runtime::RunCx>,
 }
 
 impl std::fmt::Debug for JitCode {
@@ -125,7 +128,7 @@ impl JitCode {
 impl Compiled for JitCode {
     #[cfg(target_arch = "x86_64")]
     fn exec(&mut self, cx: ExecCx<'_, '_>) -> (Result<u64, RunError>, u64) {
-        runtime::run(self.entry, &self.bodies, cx)
+        runtime::run(self.entry, &self.bodies, &mut self.run, cx)
     }
 
     #[cfg(not(target_arch = "x86_64"))]
@@ -150,7 +153,7 @@ pub fn compile(vm: &Vm, opts: &JitOptions) -> Result<JitCode, JitError> {
     let entry =
         unsafe { std::mem::transmute::<*const u8, runtime::EntryFn>(start.add(lowered.entry)) };
     let bodies = lowered.bodies.iter().map(|&o| start as u64 + o as u64).collect();
-    Ok(JitCode { buf, entry, bodies })
+    Ok(JitCode { buf, entry, bodies, run: Box::new(runtime::RunCx::new()) })
 }
 
 /// Compiles every program of `vm` (off x86-64: always [`JitError::UnsupportedArch`]).

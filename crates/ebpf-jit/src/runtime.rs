@@ -118,11 +118,13 @@ pub(crate) struct RunCx {
     pub rt_fn: u64,
     pub helper_fn: u64,
     // Rust only from here.
-    memory: *mut (),
-    helpers: *mut Helpers,
+    // The run's `Memory`, `Helpers` and body table as addresses (set by `run`, used only
+    // during it; as plain numbers they keep `JitCode` `Send` between runs).
+    memory: usize,
+    helpers: usize,
     fault: Option<RunError>,
     tail_calls: u32,
-    bodies: *const u64,
+    bodies: usize,
     programs: usize,
     mem_is_packet: bool,
     r2: u64,
@@ -161,6 +163,36 @@ pub(crate) mod off {
 pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> u64;
 
 impl RunCx {
+    /// A context for runs of compiled code; [`run`] sets what each run reads.
+    pub(crate) fn new() -> RunCx {
+        RunCx {
+            regions: [RegionCx::default(); 4],
+            stack_delta: 0,
+            min_fp: 0,
+            budget_left: 0,
+            saved_rsp: 0,
+            action: action::CONTINUE,
+            ret: 0,
+            helper_target: 0,
+            pc: 0,
+            saved_r0: 0,
+            tail_target: 0,
+            asm_fault: 0,
+            rt_fn: rt_call as *const () as u64,
+            helper_fn: helper_call as *const () as u64,
+            memory: 0,
+            helpers: 0,
+            fault: None,
+            tail_calls: 0,
+            bodies: 0,
+            programs: 0,
+            mem_is_packet: false,
+            r2: 0,
+            meta: 0,
+            map: None,
+        }
+    }
+
     fn refresh(&mut self, mem: &mut Memory<'_>) {
         let raw = mem.raw_regions();
         self.regions[STACK].set(&raw.stack);
@@ -184,6 +216,7 @@ impl RunCx {
 pub(crate) fn run(
     entry: EntryFn,
     bodies: &[u64],
+    run: &mut RunCx,
     cx: sift_ebpf_vm::ExecCx<'_, '_>,
 ) -> (Result<u64, RunError>, u64) {
     let sift_ebpf_vm::ExecCx { memory, helpers, r1, r2, mem_is_packet, budget, programs } = cx;
@@ -191,32 +224,20 @@ pub(crate) fn run(
         let e = Fault::Internal("compiled code is for another set of programs");
         return (Err(RunError { pc: 0, fault: e }), 0);
     }
-    let mut run = RunCx {
-        regions: [RegionCx::default(); 4],
-        stack_delta: 0,
-        min_fp: 0,
-        budget_left: budget,
-        saved_rsp: 0,
-        action: action::CONTINUE,
-        ret: 0,
-        helper_target: 0,
-        pc: 0,
-        saved_r0: 0,
-        tail_target: 0,
-        asm_fault: 0,
-        rt_fn: rt_call as *const () as u64,
-        helper_fn: helper_call as *const () as u64,
-        memory: std::ptr::null_mut(),
-        helpers,
-        fault: None,
-        tail_calls: 0,
-        bodies: bodies.as_ptr(),
-        programs,
-        mem_is_packet,
-        r2,
-        meta: 0,
-        map: None,
-    };
+    // The context is kept from run to run (no 400-byte initialisation per call): everything
+    // a run reads is set here; the map region is emptied (every check against it fails to the
+    // slow path until an access finds a map).
+    run.regions[MAP] = RegionCx::default();
+    run.map = None;
+    run.budget_left = budget;
+    run.action = action::CONTINUE;
+    run.fault = None;
+    run.tail_calls = 0;
+    run.helpers = helpers as *mut Helpers as usize;
+    run.bodies = bodies.as_ptr() as usize;
+    run.programs = programs;
+    run.mem_is_packet = mem_is_packet;
+    run.r2 = r2;
     run.refresh(memory);
     let stack = run.regions[STACK];
     if stack.ok[0] != STACK_SIZE as u64 {
@@ -226,7 +247,7 @@ pub(crate) fn run(
     run.stack_delta = stack.host.wrapping_sub(stack.base);
     let top = stack.host + STACK_SIZE as u64;
     run.min_fp = top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
-    run.memory = (memory as *mut Memory<'_>).cast();
+    run.memory = memory as *mut Memory<'_> as usize;
     // SAFETY: `entry` is the entry stub of code made by `lower` for exactly these programs
     // (`programs == bodies.len()`), which follows the System V ABI: it saves and restores
     // every callee-saved register, keeps `rsp` 16-byte aligned at its calls, and returns to
@@ -237,7 +258,7 @@ pub(crate) fn run(
     // two calls into Rust). The regions are those of `memory`, which is not used otherwise
     // until the call returns: the Rust functions the code calls reach it only through
     // `run.memory`, one at a time, and refresh the table after a helper used it.
-    let r0 = unsafe { entry(&mut run, r1, r2, top + STACK_PER_FRAME as u64) };
+    let r0 = unsafe { entry(run, r1, r2, top + STACK_PER_FRAME as u64) };
     let used = budget.saturating_sub(run.budget_left);
     let used = if run.budget_left > budget { budget } else { used };
     let result = match run.action {
@@ -264,7 +285,7 @@ pub(crate) fn run(
 /// Returns the host address (an access) or the loaded value (a legacy load); on a fault or an
 /// exit it sets [`RunCx::action`] and the code unwinds.
 pub(crate) extern "sysv64" fn rt_call(cx: *mut RunCx, arg: u64, bits: u64) -> u64 {
-    // SAFETY: the generated code passes `r12`, the `RunCx` that `run` made for this run and
+    // SAFETY: the generated code passes `r12`, the `RunCx` that `run` set up for this run and
     // that outlives it; no other reference to it is live while the code is inside this call.
     let cx = unsafe { &mut *cx };
     // SAFETY: `cx.memory` is the run's `Memory`, which nothing else uses during the run
@@ -340,7 +361,7 @@ pub(crate) extern "sysv64" fn helper_call(
     let (target, pc) = (cx.helper_target, cx.pc as usize);
     // SAFETY: `cx.helpers` is the run's `Helpers`, borrowed exclusively for the run by `run`
     // and used by nothing else while the code runs.
-    let helpers = unsafe { &mut *cx.helpers };
+    let helpers = unsafe { &mut *(cx.helpers as *mut Helpers) };
     // SAFETY: `cx.memory` is the run's `Memory` (see `run`): no other reference to it is live
     // during this call; the region table is refreshed from it before returning.
     let mem = unsafe { &mut *(cx.memory as *mut Memory<'_>) };
@@ -364,7 +385,7 @@ pub(crate) extern "sysv64" fn helper_call(
                 cx.action = action::TAIL;
                 // SAFETY: `bodies` points at `programs` addresses (checked in `run`), and
                 // `k < programs`.
-                cx.tail_target = unsafe { *cx.bodies.add(k as usize) };
+                cx.tail_target = unsafe { *(cx.bodies as *const u64).add(k as usize) };
             }
             cx.saved_r0
         }
