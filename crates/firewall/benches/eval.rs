@@ -1,0 +1,2 @@
+//! Criterion benchmarks of the pf evaluator (written below).
+fn main() {}
