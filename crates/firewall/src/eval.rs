@@ -1,0 +1,415 @@
+//! Rule evaluation as pf's `pf_match_rule`: the last matching rule decides, `quick` stops,
+//! `match` rules apply their actions and evaluation goes on, a tag set by a rule holds for the
+//! rest of the evaluation, `once` rules expire after their first match, anchors are entered
+//! through an explicit stack of at most 64 rule sets (a loop of anchors ends there and the
+//! packet is blocked, as pf's stack overflow fails the test).
+//!
+//! Two evaluators share the rule tests ([`Eval::check`]): [`Eval::run`] moves past a rule that
+//! fails a skip field to the rule its skip step names, as pf does; [`Eval::run_naive`] tries
+//! every rule in turn and enters anchors by recursion. They must agree on every packet; the
+//! differential test holds them to it.
+
+use sift_pf::ast::{self, Dir};
+use sift_wire::ipproto;
+
+use crate::packet::{Direction, Family, Meta, Packet};
+use crate::rules::{AddrMatch, Rule, RuleSet, skip};
+use crate::table::Table;
+use crate::{Env, RuleId};
+
+/// pf's anchor stack: 64 frames, the first holding the main rule set, so 63 anchors deep.
+pub const ANCHOR_STACK_MAX: usize = 64;
+
+/// Why a rule does not match: move by the skip step of a field, or to the next rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Miss {
+    Skip(usize),
+    Next,
+}
+
+/// How an evaluation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The rule sets were exhausted.
+    Done,
+    /// A `quick` rule (or a `quick` anchor holding the match) stopped it.
+    Quick,
+    /// Anchors nested deeper than pf's stack (a loop of anchors).
+    Overflow,
+}
+
+/// What an evaluation found.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Found {
+    /// The last matching pass/block rule.
+    pub rule: Option<RuleId>,
+    /// The anchor rule whose rule set holds `rule`.
+    pub anchor: Option<RuleId>,
+    /// The `match` rules that matched, in order.
+    pub matches: Vec<RuleId>,
+    /// The tag at the end (-1: never set, so the packet's own).
+    pub tag: i32,
+}
+
+/// One evaluation's state (pf's `pf_test_ctx`).
+pub(crate) struct Eval<'a> {
+    pub sets: &'a mut [RuleSet],
+    pub tables: &'a mut [Table],
+    pub env: &'a Env,
+    pub rng: &'a mut u64,
+    pub pkt: &'a Packet<'a>,
+    pub meta: &'a Meta<'a>,
+    /// Interface indices of the packet's interface and receiving interface (`usize::MAX`:
+    /// not a name any rule uses).
+    pub ifidx: usize,
+    pub rcvidx: Option<usize>,
+    /// The packet's own tag id (0 none).
+    pub pkt_tag: u16,
+    /// ICMP: a query (pf's `icmp_dir == PF_IN`) and an error (`state_icmp`).
+    pub icmp_in: bool,
+    pub icmp_error: bool,
+    pub found: Found,
+}
+
+/// pf's `pf_icmp_mapping` reduced to what rules test: (query or unknown — `PF_IN`, error).
+pub fn icmp_kind(af: Family, ty: u8) -> (bool, bool) {
+    match af {
+        Family::Inet => match ty {
+            // Replies answer queries in the other direction.
+            0 | 14 | 16 | 18 | 38 | 36 | 9 => (false, false),
+            3 | 4 | 5 | 11 | 12 => (true, true),
+            _ => (true, false),
+        },
+        Family::Inet6 => match ty {
+            129 | 131 | 140 | 200 | 136 => (false, false),
+            1..=4 => (true, true),
+            _ => (true, false),
+        },
+    }
+}
+
+/// The next number of a seeded splitmix64 generator.
+pub(crate) fn next_random(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Eval<'_> {
+    /// Whether the address test `m` (negated when `neg`) fails for `a` (pf's `PF_MISMATCHAW`);
+    /// `src` says whether `a` is the source (`urpf-failed` tests only sources).
+    fn addr_mismatch(&mut self, m: &AddrMatch, neg: bool, a: u128, src: bool) -> bool {
+        let v4 = self.pkt.af == Family::Inet;
+        let miss = match m {
+            AddrMatch::Any => false,
+            AddrMatch::Mask { addr, mask } => (a & mask) != *addr,
+            AddrMatch::Range { from, to } => a < *from || a > *to,
+            AddrMatch::Table(t) => !self.tables[*t].match_key(a, v4),
+            AddrMatch::NoRoute => self.env.route(a, v4).is_some(),
+            AddrMatch::UrpfFailed => {
+                src && self.env.route(a, v4).is_some_and(|r| r.ifname == self.meta.ifname)
+            }
+            AddrMatch::RtLabel(l) => self.env.route(a, v4).is_none_or(|r| r.label != *l),
+        };
+        miss != neg
+    }
+
+    /// pf's `pfi_kif_match`: the rule's interface is the packet's, or a group it is in.
+    fn if_match(&self, rule_if: usize, pkt_if: Option<usize>, pkt_name: Option<&str>) -> bool {
+        if pkt_if == Some(rule_if) {
+            return true;
+        }
+        match pkt_name {
+            Some(n) => self.env.in_group(n, &self.env.names.ifnames[rule_if]),
+            None => false,
+        }
+    }
+
+    /// The tests of `pf_match_rule`, in its order, for rule `r` of rule set `rs`.
+    pub(crate) fn check(&mut self, rs: usize, ri: usize) -> Result<(), Miss> {
+        // Split the borrow: the rule is read while tables and the generator change.
+        let sets = std::mem::take(&mut self.sets);
+        let r = &mut sets[rs].rules[ri];
+        let res = self.check_rule(r);
+        self.sets = sets;
+        res
+    }
+
+    fn check_rule(&mut self, r: &mut Rule) -> Result<(), Miss> {
+        let pkt = self.pkt;
+        let meta = self.meta;
+        r.evaluations += 1;
+        if let Some(i) = r.ifname
+            && self.if_match(i, Some(self.ifidx), Some(meta.ifname)) == r.ifnot
+        {
+            return Err(Miss::Skip(skip::IFP));
+        }
+        let want = match r.dir {
+            Dir::InOut => None,
+            Dir::In => Some(Direction::In),
+            Dir::Out => Some(Direction::Out),
+        };
+        if want.is_some_and(|d| d != meta.dir) {
+            return Err(Miss::Skip(skip::DIR));
+        }
+        if r.rdomain.is_some_and(|d| (d == meta.rdomain) == r.ifnot) {
+            return Err(Miss::Skip(skip::RDOM));
+        }
+        let af = match pkt.af {
+            Family::Inet => 4,
+            Family::Inet6 => 6,
+        };
+        if r.af != 0 && r.af != af {
+            return Err(Miss::Skip(skip::AF));
+        }
+        if r.proto != 0 && r.proto != pkt.proto {
+            return Err(Miss::Skip(skip::PROTO));
+        }
+        if self.addr_mismatch(&r.src, r.src_neg, pkt.src, true) {
+            return Err(Miss::Skip(skip::SRC_ADDR));
+        }
+        if self.addr_mismatch(&r.dst, r.dst_neg, pkt.dst, false) {
+            return Err(Miss::Skip(skip::DST_ADDR));
+        }
+        if pkt.fragment {
+            if r.sport.op != ast::Op::None || r.dport.op != ast::Op::None {
+                return Err(Miss::Next);
+            }
+            if pkt.proto == ipproto::TCP && r.flagset != 0 {
+                return Err(Miss::Next);
+            }
+            if r.icmp_type != 0 || r.icmp_code != 0 {
+                return Err(Miss::Next);
+            }
+            if r.uid.op != ast::Op::None || r.gid.op != ast::Op::None {
+                return Err(Miss::Next);
+            }
+        } else {
+            match pkt.proto {
+                ipproto::TCP | ipproto::UDP => {
+                    if pkt.proto == ipproto::TCP {
+                        if (r.flagset & pkt.tcp_flags) != r.flags {
+                            return Err(Miss::Next);
+                        }
+                        if r.os.as_deref().is_some_and(|os| os != "unknown") {
+                            return Err(Miss::Next);
+                        }
+                    }
+                    if !r.sport.matches(u32::from(pkt.sport)) {
+                        return Err(Miss::Skip(skip::SRC_PORT));
+                    }
+                    if !r.dport.matches(u32::from(pkt.dport)) {
+                        return Err(Miss::Skip(skip::DST_PORT));
+                    }
+                    if r.uid.op != ast::Op::None && !id_match(r.uid, meta.uid) {
+                        return Err(Miss::Next);
+                    }
+                    if r.gid.op != ast::Op::None && !id_match(r.gid, meta.gid) {
+                        return Err(Miss::Next);
+                    }
+                }
+                ipproto::ICMP | ipproto::ICMPV6 => {
+                    if r.icmp_type != 0 && r.icmp_type != pkt.icmp_type.wrapping_add(1) {
+                        return Err(Miss::Next);
+                    }
+                    if r.icmp_code != 0 && r.icmp_code != pkt.icmp_code.wrapping_add(1) {
+                        return Err(Miss::Next);
+                    }
+                    // Rules that keep state do not match replies (they would create states on
+                    // them); neighbor advertisements are the exception in ICMPv6.
+                    if r.keep_state != 0
+                        && !self.icmp_error
+                        && !r.sloppy
+                        && !self.icmp_in
+                        && (pkt.proto != ipproto::ICMPV6 || pkt.icmp_type != 136)
+                    {
+                        return Err(Miss::Next);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if r.fragment && !pkt.fragment {
+            return Err(Miss::Next);
+        }
+        if r.tos != 0 && r.tos != pkt.tos {
+            return Err(Miss::Next);
+        }
+        if r.prob != 0 {
+            let draw = (next_random(self.rng) % u64::from(u32::MAX - 1)) as u32 + 1;
+            if r.prob <= draw {
+                return Err(Miss::Next);
+            }
+        }
+        if let Some((tag, not)) = r.match_tag {
+            let cur = if self.found.tag == -1 {
+                self.found.tag = i32::from(self.pkt_tag);
+                self.pkt_tag
+            } else {
+                self.found.tag as u16
+            };
+            if (cur == tag) == not {
+                return Err(Miss::Next);
+            }
+        }
+        if let Some((rcv, not)) = r.rcv {
+            let hit = match self.rcvidx {
+                Some(i) => self.if_match(rcv, Some(i), meta.received_on),
+                None => self.if_match(rcv, None, meta.received_on),
+            };
+            if hit == not {
+                return Err(Miss::Next);
+            }
+        }
+        if r.prio != 0 && (if r.prio == 0xff { 0 } else { r.prio }) != meta.prio {
+            return Err(Miss::Next);
+        }
+        if let Some(t) = &mut r.pktrate
+            && t.add_and_check(meta.now)
+        {
+            return Err(Miss::Next);
+        }
+        Ok(())
+    }
+
+    /// What a matching rule does that is not a jump: its tag; for a rule without an anchor,
+    /// `once`, recording it as a match rule or as the decision so far. Returns whether it
+    /// stops the evaluation (`quick`).
+    fn matched(&mut self, rs: usize, ri: usize, anchor: Option<RuleId>) -> bool {
+        let r = &mut self.sets[rs].rules[ri];
+        if r.tag != 0 {
+            self.found.tag = i32::from(r.tag);
+        }
+        if r.call.is_some() {
+            return false;
+        }
+        if r.once {
+            r.expired = true;
+        }
+        r.matches += 1;
+        let id = RuleId { ruleset: rs, nr: ri as u32 };
+        if r.action == ast::Action::Match {
+            self.found.matches.push(id);
+        } else {
+            self.found.rule = Some(id);
+            self.found.anchor = anchor;
+        }
+        r.quick
+    }
+
+    /// The children of `target` a wildcard call walks, in name order.
+    fn children(&self, target: usize) -> Vec<usize> {
+        self.sets[target].children.values().copied().collect()
+    }
+
+    /// pf's evaluation with skip steps and its anchor stack.
+    pub(crate) fn run(&mut self) -> End {
+        struct Frame {
+            rs: usize,
+            anchor: Option<RuleId>,
+            ri: usize,
+            children: Vec<usize>,
+            next_child: usize,
+        }
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut rs = 0usize;
+        let mut ri = 0usize;
+        let mut anchor: Option<RuleId> = None;
+        loop {
+            'rules: while ri < self.sets[rs].rules.len() {
+                if self.sets[rs].rules[ri].expired {
+                    ri += 1;
+                    continue;
+                }
+                match self.check(rs, ri) {
+                    Err(Miss::Skip(f)) => {
+                        ri = self.sets[rs].rules[ri].skip[f] as usize;
+                        continue;
+                    }
+                    Err(Miss::Next) => {
+                        ri += 1;
+                        continue;
+                    }
+                    Ok(()) => {}
+                }
+                if self.matched(rs, ri, anchor) {
+                    return End::Quick;
+                }
+                if let Some(call) = self.sets[rs].rules[ri].call.clone() {
+                    let children =
+                        if call.wildcard { self.children(call.target) } else { vec![call.target] };
+                    if let Some(&first) = children.first() {
+                        if stack.len() + 1 >= ANCHOR_STACK_MAX {
+                            return End::Overflow;
+                        }
+                        stack.push(Frame { rs, anchor, ri, children, next_child: 1 });
+                        anchor = Some(RuleId { ruleset: rs, nr: ri as u32 });
+                        rs = first;
+                        ri = 0;
+                        continue 'rules;
+                    }
+                }
+                ri += 1;
+            }
+            // The rule set is done: back to the anchor rule that entered it.
+            let Some(mut f) = stack.pop() else { return End::Done };
+            let call_rule = RuleId { ruleset: f.rs, nr: f.ri as u32 };
+            if self.sets[f.rs].rules[f.ri].quick && self.found.anchor == Some(call_rule) {
+                return End::Quick;
+            }
+            if f.next_child < f.children.len() {
+                // The next child of a wildcard.
+                rs = f.children[f.next_child];
+                f.next_child += 1;
+                anchor = Some(call_rule);
+                ri = 0;
+                stack.push(f);
+                continue;
+            }
+            rs = f.rs;
+            ri = f.ri + 1;
+            anchor = f.anchor;
+        }
+    }
+
+    /// The same evaluation without skip steps: every rule tried, anchors entered by
+    /// recursion. `depth` counts the rule sets entered (the main one is 1).
+    pub(crate) fn run_naive(&mut self, rs: usize, anchor: Option<RuleId>, depth: usize) -> End {
+        for ri in 0..self.sets[rs].rules.len() {
+            if self.sets[rs].rules[ri].expired || self.check(rs, ri).is_err() {
+                continue;
+            }
+            if self.matched(rs, ri, anchor) {
+                return End::Quick;
+            }
+            let Some(call) = self.sets[rs].rules[ri].call.clone() else { continue };
+            let here = RuleId { ruleset: rs, nr: ri as u32 };
+            let children =
+                if call.wildcard { self.children(call.target) } else { vec![call.target] };
+            for child in children {
+                if depth + 1 > ANCHOR_STACK_MAX {
+                    return End::Overflow;
+                }
+                match self.run_naive(child, Some(here), depth + 1) {
+                    End::Done => {}
+                    other => return other,
+                }
+                if self.sets[rs].rules[ri].quick && self.found.anchor == Some(here) {
+                    return End::Quick;
+                }
+            }
+        }
+        End::Done
+    }
+}
+
+/// pf's `pf_match_uid`/`pf_match_gid`: an unknown id matches only `=` and `!=` tests.
+fn id_match(m: crate::rules::PortMatch, id: Option<u32>) -> bool {
+    let v = id.unwrap_or(u32::MAX);
+    if v == u32::MAX && m.op != ast::Op::Eq && m.op != ast::Op::Ne {
+        return false;
+    }
+    m.matches(v)
+}
