@@ -389,6 +389,16 @@ impl StateTable {
         found
     }
 
+    /// Whether a live state of `key` exists for a packet going `dir` on `ifname` (as
+    /// [`StateTable::find`], changing nothing).
+    pub fn peek(&self, key: &StateKey, ifname: &str, dir: Direction, now: u64) -> bool {
+        let Some(ids) = self.index.get(key) else { return false };
+        ids.iter().filter_map(|&id| self.slots[id as usize].as_ref()).any(|s| {
+            let side = if dir == Direction::In { &s.key[0] } else { &s.key[1] };
+            s.ifname.as_deref().is_none_or(|i| i == ifname) && side == key && self.expires(s) > now
+        })
+    }
+
     /// Inserts `s` (pf's `pf_state_insert`): fails with `state-insert` when a state of the same
     /// key, interface binding and direction exists — unless both are closed TCP states, when
     /// the old one goes.

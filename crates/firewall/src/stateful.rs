@@ -42,6 +42,31 @@ impl Firewall {
         self.states.settings = settings;
     }
 
+    /// The direction of a packet from a capture that does not record one: out if it answers a
+    /// state created by a packet going in on `ifname` (a reply leaves by the interface its
+    /// request arrived on), in otherwise — a capture on the firewall's outer interface.
+    pub fn infer_direction(
+        &self,
+        pkt: &Packet<'_>,
+        ifname: &str,
+        rdomain: i32,
+        now: u64,
+    ) -> Direction {
+        let ports = match pkt.proto {
+            ipproto::ICMP | ipproto::ICMPV6 => {
+                let q = track::icmp_id(pkt).unwrap_or(0);
+                (q, q)
+            }
+            _ => (pkt.sport, pkt.dport),
+        };
+        let key = StateKey::of(pkt, rdomain, ports, Direction::Out);
+        if self.states.peek(&key, ifname, Direction::Out, now) {
+            Direction::Out
+        } else {
+            Direction::In
+        }
+    }
+
     /// Tests a packet's bytes as [`Firewall::test`] (bytes pf would not judge are blocked
     /// with pf's reason).
     pub fn test_bytes(&mut self, bytes: &[u8], meta: &Meta<'_>) -> Decision {

@@ -26,13 +26,11 @@ use sift_pf::host::FixtureHost;
 use sift_pf::{Options, pfctl};
 
 /// An IPv4 TCP packet.
-pub fn tcp_packet(
+fn tcp_packet(
     (src, sport): ([u8; 4], u16),
     (dst, dport): ([u8; 4], u16),
     flags: u8,
-    seq: u32,
-    ack: u32,
-    win: u16,
+    (seq, ack, win): (u32, u32, u16),
     ws: Option<u8>,
     len: usize,
 ) -> Vec<u8> {
@@ -140,7 +138,7 @@ fn run(text: &str) -> String {
             "s" => (server, client, Direction::In),
             other => panic!("side {other}"),
         };
-        let bytes = tcp_packet(from, to, flags(words[1]), seq, ack, win, ws, len);
+        let bytes = tcp_packet(from, to, flags(words[1]), (seq, ack, win), ws, len);
         let pkt = Packet::parse(&bytes).expect("packet");
         let mut meta = Meta::new("em0", dir);
         meta.now = now;
