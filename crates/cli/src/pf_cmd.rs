@@ -1,4 +1,5 @@
-//! `sift pfctl` and `sift pf check`: OpenBSD pf rule sets, read as `pfctl` reads them.
+//! `sift pfctl`, `sift pf check` and `sift pf run`: OpenBSD pf rule sets, read as `pfctl`
+//! reads them, and replayed against captures through sift-firewall's state table.
 //!
 //! `sift pfctl -nvf FILE` prints what `pfctl -o none -nv -f FILE` prints, with pfctl's messages
 //! and exit status (sift never loads rules into a kernel, so `-n` is required). `sift pf check`
@@ -47,6 +48,47 @@ pub struct PfctlArgs {
 pub enum PfCommand {
     /// Check a rule set; mistakes are shown with the line and a caret under the token.
     Check(CheckArgs),
+    /// Replay a capture through a rule set and its state table: pf's verdict per packet.
+    Run(RunArgs),
+}
+
+/// `sift pf run`
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The rule set.
+    #[arg(short = 'f', value_name = "RULES")]
+    rules: String,
+    /// The capture to replay (pcap or pcapng), in file order.
+    #[arg(short = 'r', value_name = "CAPTURE")]
+    capture: String,
+    /// Write the packets that pass to this capture.
+    #[arg(short = 'w', value_name = "PASSED")]
+    passed: Option<String>,
+    /// Write the packets that are blocked to this capture.
+    #[arg(long = "blocked", value_name = "BLOCKED")]
+    blocked: Option<String>,
+    /// Write pflog records (link type PFLOG) of the packets rules with `log` log.
+    #[arg(long = "log", value_name = "PFLOG")]
+    log: Option<String>,
+    /// Print each packet's verdict: `N pass|block @R|state|@-1 REASON`.
+    #[arg(long)]
+    verdicts: bool,
+    /// Print the state table at the end, as `pfctl -ss`.
+    #[arg(long)]
+    states: bool,
+    /// Judge every packet as arriving on this interface (default: the capture's interface,
+    /// inbound, except that a packet answering a state goes out).
+    #[arg(long = "in", value_name = "IFACE", conflicts_with = "out_if")]
+    in_if: Option<String>,
+    /// Judge every packet as leaving by this interface.
+    #[arg(long = "out", value_name = "IFACE")]
+    out_if: Option<String>,
+    /// Define a macro.
+    #[arg(short = 'D', value_name = "MACRO=VALUE")]
+    define: Vec<String>,
+    /// Resolve names on this host: `system` (default) or `openbsd`.
+    #[arg(long = "host", value_name = "HOST", default_value = "system")]
+    host: String,
 }
 
 /// `sift pf check`
@@ -137,9 +179,144 @@ pub fn run_pfctl(args: PfctlArgs) -> anyhow::Result<ExitCode> {
     Ok(if out.status == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+/// A capture being written.
+type Out = sift_pcap::PcapWriter<std::io::BufWriter<std::fs::File>>;
+
+fn create(path: &str, link: sift_pcap::LinkType) -> anyhow::Result<Out> {
+    let f = std::fs::File::create(path).with_context(|| format!("cannot create {path}"))?;
+    Ok(sift_pcap::PcapWriter::new(
+        std::io::BufWriter::new(f),
+        link,
+        0,
+        262_144,
+        sift_pcap::Precision::Micro,
+    )?)
+}
+
+/// `sift pf run`
+fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
+    use sift_firewall::frame::{self, Frame};
+    use sift_firewall::packet::{Direction, Meta};
+    use sift_firewall::{Firewall, Settings, Verdict, pflog};
+
+    let (name, text) = read(&args.rules).with_context(|| format!("cannot read {}", args.rules))?;
+    let host = host(&args.host)?;
+    let opts = Options { verbose: true, defines: defines(&args.define)?, ..Options::default() };
+    let out = pfctl(&name, &text, &opts, host.as_ref());
+    if out.status != 0 {
+        eprint(format_args!("{}", out.render_errors()));
+        return Ok(ExitCode::FAILURE);
+    }
+    let mut fw = Firewall::new(&out.ruleset, host.as_ref())?;
+    fw.set_settings(Settings::from_pfctl_verbose(&out.stdout)?);
+    let mut reader = sift_pcap::open(std::path::Path::new(&args.capture))
+        .with_context(|| format!("cannot read {}", args.capture))?;
+    let mut passed = None;
+    let mut blocked = None;
+    let mut log = match &args.log {
+        Some(p) => Some(create(p, sift_pcap::LinkType::PFLOG)?),
+        None => None,
+    };
+    let mut text_out = String::new();
+    let (mut n, mut npass, mut nblock, mut nstate, mut nother) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    while let Some((pkt, ifaces)) = reader.next_with_interfaces()? {
+        n += 1;
+        let link = pkt.link_type;
+        if let Some(p) = &args.passed
+            && passed.is_none()
+        {
+            passed = Some(create(p, link)?);
+        }
+        if let Some(p) = &args.blocked
+            && blocked.is_none()
+        {
+            blocked = Some(create(p, link)?);
+        }
+        let cap_if = ifaces
+            .get(pkt.interface as usize)
+            .and_then(|i| i.name.clone())
+            .unwrap_or_else(|| format!("if{}", pkt.interface));
+        let (ifname, dir) = match (&args.in_if, &args.out_if) {
+            (Some(i), _) => (i.clone(), Direction::In),
+            (_, Some(o)) => (o.clone(), Direction::Out),
+            // No direction given: in, unless the packet answers a state (then out).
+            _ => (cap_if, Direction::In),
+        };
+        let infer = args.in_if.is_none() && args.out_if.is_none();
+        let (pass, line) = match frame::ip_of(link.number(), pkt.data) {
+            Frame::Other => {
+                nother += 1;
+                (true, format!("{n} pass not-ip\n"))
+            }
+            Frame::Ip { ip, vlan } => {
+                let ifname = frame::interface(&ifname, vlan);
+                let parsed = sift_firewall::Packet::parse(ip);
+                let now = pkt.timestamp.secs;
+                let dir = match &parsed {
+                    Ok(p) if infer => fw.infer_direction(p, &ifname, 0, now),
+                    _ => dir,
+                };
+                let mut meta = Meta::new(&ifname, dir);
+                meta.now = now;
+                let d = match &parsed {
+                    Ok(p) => fw.test(p, &meta),
+                    Err(_) => fw.test_bytes(ip, &meta),
+                };
+                let by = if d.from_state {
+                    nstate += 1;
+                    "state".to_string()
+                } else {
+                    d.rule.map_or("@-1".into(), |r| format!("@{}", r.nr))
+                };
+                if let (Some(w), Ok(p)) = (log.as_mut(), &parsed)
+                    && pflog::logs(&d)
+                {
+                    let path = d.rule.map_or("", |r| fw.ruleset_path(r.ruleset));
+                    let rec = pflog::record(&d, p, &meta, path, d.anchor.map(|a| a.nr));
+                    w.write(pkt.timestamp, rec.len() as u32, &rec)?;
+                }
+                let pass = d.action == Verdict::Pass;
+                let v = if pass { "pass" } else { "block" };
+                (pass, format!("{n} {v} {by} {}\n", d.reason.name()))
+            }
+        };
+        if pass {
+            npass += 1;
+        } else {
+            nblock += 1;
+        }
+        let w = if pass { passed.as_mut() } else { blocked.as_mut() };
+        if let Some(w) = w {
+            w.write(pkt.timestamp, pkt.wire_len, pkt.data)?;
+        }
+        if args.verdicts {
+            text_out.push_str(&line);
+            if text_out.len() > 1 << 16 {
+                print(std::mem::take(&mut text_out))?;
+            }
+        }
+    }
+    if args.states {
+        for (_, s) in fw.states().iter() {
+            text_out.push_str(&s.pfctl_line());
+            text_out.push('\n');
+        }
+    }
+    print(text_out)?;
+    for w in [passed, blocked, log].into_iter().flatten() {
+        w.finish()?;
+    }
+    eprint(format_args!(
+        "{n} packets: {npass} passed ({nstate} by state, {nother} not IP), {nblock} blocked; {} states\n",
+        fw.states().len()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `sift pf …`
 pub fn run(cmd: PfCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        PfCommand::Run(args) => replay(args),
         PfCommand::Check(args) => {
             let (name, text) =
                 read(&args.file).with_context(|| format!("cannot read {}", args.file))?;

@@ -27,9 +27,15 @@
 #![forbid(unsafe_code)]
 
 mod eval;
+pub mod frame;
 pub mod packet;
+pub mod pflog;
 mod rules;
+pub mod state;
+mod stateful;
 pub mod table;
+pub mod timeouts;
+pub mod track;
 
 use std::collections::HashMap;
 
@@ -41,7 +47,9 @@ use sift_pf::host::Host;
 pub use eval::{ANCHOR_STACK_MAX, icmp_kind};
 pub use packet::{Direction, Family, Meta, Packet, PacketError};
 pub use rules::{resolve_anchor, skip};
+pub use state::{State, StateId, StateKey, StateTable};
 pub use table::{Prefix, Table, TableError};
+pub use timeouts::{Settings, SettingsError};
 
 use eval::{End, Eval};
 use rules::{Call, Names, RuleSet};
@@ -68,8 +76,30 @@ pub enum Reason {
     Short,
     /// A packet normalization refused.
     Normalize,
-    /// Out of memory.
+    /// Out of memory; also the global state limit (`set limit states`), as pf's pool.
     Memory,
+    /// A TCP timestamp out of range.
+    BadTimestamp,
+    /// The interface queue was full.
+    Congestion,
+    /// IP options pf refused.
+    IpOption,
+    /// A bad transport checksum.
+    ProtoCksum,
+    /// A packet that does not fit its state (pf's `PFRES_BADSTATE`).
+    BadState,
+    /// A state could not be inserted (its key is in use).
+    StateInsert,
+    /// A rule's `max` states reached (pf's `PFRES_MAXSTATES`).
+    StateLimit,
+    /// A source tracking limit (`max-src-*`, `set limit src-nodes`).
+    SrcLimit,
+    /// synproxy.
+    Synproxy,
+    /// Translation failed.
+    Translate,
+    /// No route.
+    NoRoute,
 }
 
 impl Reason {
@@ -82,6 +112,17 @@ impl Reason {
             Reason::Short => 3,
             Reason::Normalize => 4,
             Reason::Memory => 5,
+            Reason::BadTimestamp => 6,
+            Reason::Congestion => 7,
+            Reason::IpOption => 8,
+            Reason::ProtoCksum => 9,
+            Reason::BadState => 10,
+            Reason::StateInsert => 11,
+            Reason::StateLimit => 12,
+            Reason::SrcLimit => 13,
+            Reason::Synproxy => 14,
+            Reason::Translate => 15,
+            Reason::NoRoute => 16,
         }
     }
 
@@ -94,6 +135,17 @@ impl Reason {
             Reason::Short => "short",
             Reason::Normalize => "normalize",
             Reason::Memory => "memory",
+            Reason::BadTimestamp => "bad-timestamp",
+            Reason::Congestion => "congestion",
+            Reason::IpOption => "ip-option",
+            Reason::ProtoCksum => "proto-cksum",
+            Reason::BadState => "state-mismatch",
+            Reason::StateInsert => "state-insert",
+            Reason::StateLimit => "state-limit",
+            Reason::SrcLimit => "src-limit",
+            Reason::Synproxy => "synproxy",
+            Reason::Translate => "translate",
+            Reason::NoRoute => "no-route",
         }
     }
 }
@@ -154,6 +206,10 @@ pub struct Decision {
     /// Anchors nested deeper than pf's 64 rule sets (a loop of anchors): evaluation stopped
     /// and the packet is blocked.
     pub anchor_overflow: bool,
+    /// The packet belonged to a known state and skipped the rules ([`Firewall::test`]).
+    pub from_state: bool,
+    /// The state the packet matched or created.
+    pub state: Option<StateId>,
 }
 
 impl Decision {
@@ -170,6 +226,8 @@ impl Decision {
             log: 0,
             matches: Vec::new(),
             anchor_overflow: false,
+            from_state: false,
+            state: None,
         }
     }
 }
@@ -262,6 +320,7 @@ pub struct Firewall {
     dynamic: Vec<Dynamic>,
     env: Env,
     rng: u64,
+    states: StateTable,
 }
 
 impl Firewall {
@@ -277,6 +336,7 @@ impl Firewall {
             dynamic: Vec::new(),
             env: Env::default(),
             rng: 0x5eed,
+            states: StateTable::default(),
         };
         fw.env.routes = vec![
             Route {

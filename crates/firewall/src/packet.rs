@@ -270,6 +270,46 @@ impl<'a> Packet<'a> {
         Ok(())
     }
 
+    /// The transport header and its data, up to the IP total length (empty for a fragment).
+    pub fn l4(&self) -> &'a [u8] {
+        if self.fragment {
+            return &[];
+        }
+        let total = (self.len as usize).min(self.bytes.len());
+        match self.af {
+            Family::Inet => {
+                let hlen = usize::from(self.bytes[0] & 0x0f) * 4;
+                self.bytes.get(hlen..total).unwrap_or(&[])
+            }
+            Family::Inet6 => {
+                let data = &self.bytes[sift_wire::ipv6::HEADER_LEN..total];
+                let mut next = self.bytes[6];
+                let mut off = 0usize;
+                for _ in 0..64 {
+                    if next == self.proto
+                        || !matches!(
+                            next,
+                            ipproto::HOPOPTS
+                                | ipproto::ROUTING
+                                | ipproto::DSTOPTS
+                                | ipproto::AH
+                                | ipproto::FRAGMENT
+                        )
+                    {
+                        break;
+                    }
+                    let Ok(h) = Ipv6ExtHeader::new_checked(next, data.get(off..).unwrap_or(&[]))
+                    else {
+                        return &[];
+                    };
+                    next = h.next_header();
+                    off += h.header_len();
+                }
+                data.get(off..).unwrap_or(&[])
+            }
+        }
+    }
+
     /// The source address.
     pub fn src_addr(&self) -> std::net::IpAddr {
         addr(self.src, self.af)

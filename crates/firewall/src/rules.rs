@@ -95,7 +95,7 @@ pub(crate) struct Threshold {
 const THRESHOLD_MULT: u64 = 1000;
 
 impl Threshold {
-    fn new(limit: u32, seconds: u32) -> Threshold {
+    pub fn new(limit: u32, seconds: u32) -> Threshold {
         Threshold {
             limit: u64::from(limit) * THRESHOLD_MULT,
             seconds: u64::from(seconds),

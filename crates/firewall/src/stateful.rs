@@ -1,0 +1,326 @@
+//! pf's `pf_test` with its state table: a packet of a known state is tracked and skips the
+//! rules; any other is judged by the rules, and a passing rule that keeps state creates one
+//! (with pf's limits: `set limit states`, the rule's `max`, source tracking).
+//!
+//! Why its own module: the stateless evaluator (`Firewall::decide`) stays what the
+//! differential tests hold to the naive evaluator; this is the layer around it.
+
+use sift_pf::ast;
+use sift_wire::ipproto;
+
+use crate::packet::{Direction, Meta, Packet, tcp_flags as th};
+use crate::state::{Peer, SrcKey, State, StateId, StateKey, StateTable, tcps, udps};
+use crate::timeouts::{Settings, tm};
+use crate::track::{self, Segment, Tracked};
+use crate::{Decision, Firewall, Prefix, Reason, Verdict, icmp_kind};
+
+/// pf's `log (all)` bit as sift-pf records it: log every packet of the rule's states.
+const LOG_ALL: u8 = 2;
+
+/// How a packet fared against the state table.
+enum Lookup {
+    /// It belongs to a state: the decision is made.
+    Done(Decision),
+    /// No state: the rules decide.
+    Rules,
+}
+
+impl Firewall {
+    /// The state table.
+    pub fn states(&self) -> &StateTable {
+        &self.states
+    }
+
+    /// The state table, to flush or purge it.
+    pub fn states_mut(&mut self) -> &mut StateTable {
+        &mut self.states
+    }
+
+    /// Sets the state options (`set timeout`, `set limit`, `set state-policy`; see
+    /// [`Settings::from_pfctl_verbose`]).
+    pub fn set_settings(&mut self, settings: Settings) {
+        self.states.settings = settings;
+    }
+
+    /// The direction of a packet from a capture that does not record one: out if it answers a
+    /// state created by a packet going in on `ifname` (a reply leaves by the interface its
+    /// request arrived on), in otherwise — a capture on the firewall's outer interface.
+    pub fn infer_direction(
+        &self,
+        pkt: &Packet<'_>,
+        ifname: &str,
+        rdomain: i32,
+        now: u64,
+    ) -> Direction {
+        let ports = match pkt.proto {
+            ipproto::ICMP | ipproto::ICMPV6 => {
+                let q = track::icmp_id(pkt).unwrap_or(0);
+                (q, q)
+            }
+            _ => (pkt.sport, pkt.dport),
+        };
+        let key = StateKey::of(pkt, rdomain, ports, Direction::Out);
+        if self.states.peek(&key, ifname, Direction::Out, now) {
+            Direction::Out
+        } else {
+            Direction::In
+        }
+    }
+
+    /// Tests a packet's bytes as [`Firewall::test`] (bytes pf would not judge are blocked
+    /// with pf's reason).
+    pub fn test_bytes(&mut self, bytes: &[u8], meta: &Meta<'_>) -> Decision {
+        match Packet::parse(bytes) {
+            Ok(p) => self.test(&p, meta),
+            Err(e) => Decision::refused(e.reason()),
+        }
+    }
+
+    /// pf's `pf_test`: the state table first (a packet of a known state is tracked and skips
+    /// the rules; `Decision::from_state`), then the rules; a passing rule that keeps state
+    /// creates one. `meta.now` is the clock: states expire on it.
+    pub fn test(&mut self, pkt: &Packet<'_>, meta: &Meta<'_>) -> Decision {
+        self.states.tick(meta.now);
+        if !pkt.fragment {
+            match self.lookup(pkt, meta) {
+                Lookup::Done(d) => return d,
+                Lookup::Rules => {}
+            }
+        }
+        let mut d = self.evaluate(pkt, meta, false);
+        let icmp_error = matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6)
+            && icmp_kind(pkt.af, pkt.icmp_type).1;
+        if d.action == Verdict::Pass && d.keep_state != 0 && !pkt.fragment && !icmp_error {
+            match self.create_state(pkt, meta, &d) {
+                Ok(id) => d.state = Some(id),
+                Err(reason) => {
+                    d.action = Verdict::Block;
+                    d.reason = reason;
+                }
+            }
+        }
+        d
+    }
+
+    /// The decision for a packet of state `id`.
+    fn state_decision(&self, id: StateId, result: Result<(), Reason>) -> Decision {
+        let s = self.states.get(id).expect("state just found");
+        let mut d = Decision::refused(Reason::Match);
+        d.from_state = true;
+        d.state = Some(id);
+        d.rule = s.rule;
+        d.anchor = s.anchor;
+        d.keep_state = s.kind;
+        d.log = if s.log & LOG_ALL != 0 { s.log } else { 0 };
+        match result {
+            Ok(()) => d.action = Verdict::Pass,
+            Err(r) => d.reason = r,
+        }
+        d
+    }
+
+    fn count(&mut self, id: StateId, from_src: bool, len: u32) {
+        if let Some(s) = self.states.get_mut(id) {
+            let i = usize::from(!from_src);
+            s.packets[i] += 1;
+            s.bytes[i] += u64::from(len);
+        }
+    }
+
+    /// pf's `pf_test_state*`: the packet's state, tracked.
+    fn lookup(&mut self, pkt: &Packet<'_>, meta: &Meta<'_>) -> Lookup {
+        let now = meta.now;
+        match pkt.proto {
+            ipproto::TCP => {
+                let Some(seg) = Segment::of(pkt) else { return Lookup::Rules };
+                let key = StateKey::of(pkt, meta.rdomain, (pkt.sport, pkt.dport), meta.dir);
+                let Some(id) = self.states.find(&key, meta.ifname, meta.dir, now) else {
+                    return Lookup::Rules;
+                };
+                let s = self.states.get_mut(id).expect("found");
+                let from_src = s.direction == meta.dir;
+                if seg.flags & (th::SYN | th::ACK) == th::SYN
+                    && s.src.state >= tcps::FIN_WAIT_2
+                    && s.dst.state >= tcps::FIN_WAIT_2
+                {
+                    // A new connection on a closed state's key: pf purges the old state
+                    // and the rules judge the SYN.
+                    self.states.remove(id);
+                    return Lookup::Rules;
+                }
+                let res = if s.sloppy {
+                    Ok(track::tcp_sloppy(s, &seg, from_src, now))
+                } else {
+                    track::tcp_full(s, &seg, from_src, now)
+                };
+                self.count(id, from_src, pkt.len);
+                match res {
+                    Ok(Tracked::Pass) => Lookup::Done(self.state_decision(id, Ok(()))),
+                    Ok(Tracked::Established) => {
+                        let Some(over) = self.states.connlimit(id, now) else {
+                            return Lookup::Done(self.state_decision(id, Ok(())));
+                        };
+                        let d = self.state_decision(id, Err(Reason::SrcLimit));
+                        self.states.remove(id);
+                        if !over.table.is_empty() {
+                            let full = if over.af == crate::Family::Inet { 32 } else { 128 };
+                            let ip = crate::packet::Packet { af: over.af, src: over.addr, ..*pkt }
+                                .src_addr();
+                            let t = self.table_slot(&over.table);
+                            if let Some(p) = Prefix::new(ip, full, false) {
+                                self.tables[t].add(p);
+                            }
+                            if over.flush != 0 {
+                                let rule = if over.flush & 2 != 0 { None } else { Some(over.rule) };
+                                self.states.flush_source(over.af, over.addr, rule);
+                            }
+                        }
+                        Lookup::Done(d)
+                    }
+                    Err(r) => Lookup::Done(self.state_decision(id, Err(r))),
+                }
+            }
+            ipproto::ICMP | ipproto::ICMPV6 => {
+                let (_, error) = icmp_kind(pkt.af, pkt.icmp_type);
+                if error {
+                    return self.lookup_icmp_error(pkt, meta);
+                }
+                let Some(qid) = track::icmp_id(pkt) else { return Lookup::Rules };
+                let key = StateKey::of(pkt, meta.rdomain, (qid, qid), meta.dir);
+                let Some(id) = self.states.find(&key, meta.ifname, meta.dir, now) else {
+                    return Lookup::Rules;
+                };
+                let s = self.states.get_mut(id).expect("found");
+                let from_src = s.direction == meta.dir;
+                track::icmp(s, now);
+                self.count(id, from_src, pkt.len);
+                Lookup::Done(self.state_decision(id, Ok(())))
+            }
+            _ => {
+                let key = StateKey::of(pkt, meta.rdomain, (pkt.sport, pkt.dport), meta.dir);
+                let Some(id) = self.states.find(&key, meta.ifname, meta.dir, now) else {
+                    return Lookup::Rules;
+                };
+                let s = self.states.get_mut(id).expect("found");
+                let from_src = s.direction == meta.dir;
+                track::datagram(s, from_src, now);
+                self.count(id, from_src, pkt.len);
+                Lookup::Done(self.state_decision(id, Ok(())))
+            }
+        }
+    }
+
+    /// An ICMP error: the state of the packet it quotes (which went the other way).
+    fn lookup_icmp_error(&mut self, pkt: &Packet<'_>, meta: &Meta<'_>) -> Lookup {
+        let Some(q) = track::quoted(pkt) else { return Lookup::Rules };
+        if q.af != pkt.af {
+            return Lookup::Rules;
+        }
+        let qdir = match meta.dir {
+            Direction::In => Direction::Out,
+            Direction::Out => Direction::In,
+        };
+        let key = StateKey::oriented(q.af, q.proto, meta.rdomain, (q.src, q.dst), q.ports, qdir);
+        let Some(id) = self.states.find(&key, meta.ifname, qdir, meta.now) else {
+            return Lookup::Rules;
+        };
+        let s = self.states.get(id).expect("found");
+        let sender_is_src = s.direction == qdir;
+        let ok = q.proto != ipproto::TCP || track::quoted_tcp_fits(s, q.seq, sender_is_src);
+        self.count(id, s.direction == meta.dir, pkt.len);
+        Lookup::Done(self.state_decision(id, if ok { Ok(()) } else { Err(Reason::BadState) }))
+    }
+
+    /// pf's `pf_create_state` for a packet that rule `d.rule` passed with `keep state`.
+    fn create_state(
+        &mut self,
+        pkt: &Packet<'_>,
+        meta: &Meta<'_>,
+        d: &Decision,
+    ) -> Result<StateId, Reason> {
+        let now = meta.now;
+        let rule: Option<&ast::Rule> = d.rule.and_then(|id| self.rule(id));
+        let rule = rule.cloned();
+        let limits = self.states.limits_for(d.rule, rule.as_ref());
+        let settings_limit = self.states.settings.state_limit;
+        let l = &self.states.limits[limits as usize];
+        if l.max_states != 0 && l.states >= l.max_states {
+            return Err(Reason::StateLimit);
+        }
+        if self.states.len() >= settings_limit as usize {
+            return Err(Reason::Memory);
+        }
+        let flag = rule.as_ref().map_or(0, |r| r.rule_flag);
+        let if_bound = if flag & ast::flag::IFBOUND != 0 {
+            true
+        } else {
+            // `floating` on the rule is the absence of the flag; the global policy decides.
+            self.states.settings.if_bound
+        };
+        let ports = match pkt.proto {
+            ipproto::ICMP | ipproto::ICMPV6 => {
+                let qid = track::icmp_id(pkt).unwrap_or(0);
+                (qid, qid)
+            }
+            _ => (pkt.sport, pkt.dport),
+        };
+        let key = StateKey::of(pkt, meta.rdomain, ports, meta.dir);
+        let tracks = flag & (ast::flag::SRCTRACK | ast::flag::RULESRCTRACK) != 0
+            || rule.as_ref().is_some_and(|r| {
+                r.max_src_states != 0
+                    || r.max_src_conn != 0
+                    || r.max_src_conn_rate.0 != 0
+                    || r.max_src_nodes != 0
+            });
+        let src_node = if tracks {
+            let k = SrcKey {
+                af: pkt.af,
+                addr: pkt.src,
+                rule: if flag & ast::flag::RULESRCTRACK != 0 { d.rule } else { None },
+            };
+            Some(self.states.src_node_for(k, limits, now)?)
+        } else {
+            None
+        };
+        let mut s = State {
+            key: [key, key],
+            direction: meta.dir,
+            ifname: if_bound.then(|| meta.ifname.to_string()),
+            created_on: meta.ifname.to_string(),
+            rule: d.rule,
+            anchor: d.anchor,
+            kind: d.keep_state,
+            sloppy: flag & ast::flag::STATESLOPPY != 0,
+            log: d.log,
+            src: Peer::default(),
+            dst: Peer::default(),
+            timeout: tm::OTHER_FIRST,
+            creation: now,
+            last: now,
+            packets: [1, 0],
+            bytes: [u64::from(pkt.len), 0],
+            src_node,
+            tcp_est: false,
+            limits,
+            purge: false,
+        };
+        match pkt.proto {
+            ipproto::TCP => {
+                let Some(seg) = Segment::of(pkt) else { return Err(Reason::Short) };
+                track::tcp_create(&mut s, &seg);
+            }
+            ipproto::UDP => {
+                s.src.state = udps::SINGLE;
+                s.timeout = tm::UDP_FIRST;
+            }
+            ipproto::ICMP | ipproto::ICMPV6 => s.timeout = tm::ICMP_FIRST,
+            _ => s.src.state = udps::SINGLE,
+        }
+        let id = self.states.insert(s, now)?;
+        self.states.limits[limits as usize].states += 1;
+        if let Some(k) = src_node {
+            self.states.attach_src_node(k);
+        }
+        Ok(id)
+    }
+}

@@ -1,0 +1,175 @@
+//! Golden TCP tracking tests: each `tests/tcp/*.txt` holds a rule set and a conversation
+//! between a client (10.0.0.1:40000, whose packets leave em0) and a server (10.0.0.2:80, whose
+//! packets arrive on em0); after each packet, a `>` line says what sift decided and the
+//! state's peers afterwards (`BLESS=1` rewrites them). The form:
+//!
+//! ```text
+//! # comment
+//! pass all
+//! ---
+//! c S seq=1000 win=65535 ws=7
+//! > pass @0 match SYN_SENT:CLOSED
+//! ```
+//!
+//! A packet line is `c|s FLAGS [seq=N] [ack=N] [win=N] [ws=N] [len=N] [t=SECONDS]` (`-` for
+//! no flags; `t` holds for the packets after it). The `>` line is `VERDICT BY REASON PEERS`:
+//! BY is `state`, `@N` or `@-1`; PEERS the client-side and server-side states of the
+//! packet's state (`-`: none).
+
+use std::fmt::Write;
+use std::path::Path;
+
+use sift_firewall::packet::{Direction, Meta, Packet};
+use sift_firewall::state::tcps;
+use sift_firewall::{Decision, Firewall, Settings, Verdict};
+use sift_pf::host::FixtureHost;
+use sift_pf::{Options, pfctl};
+
+/// An IPv4 TCP packet.
+fn tcp_packet(
+    (src, sport): ([u8; 4], u16),
+    (dst, dport): ([u8; 4], u16),
+    flags: u8,
+    (seq, ack, win): (u32, u32, u16),
+    ws: Option<u8>,
+    len: usize,
+) -> Vec<u8> {
+    let opt = if ws.is_some() { 4 } else { 0 };
+    let total = 20 + 20 + opt + len;
+    let mut p = vec![0u8; total];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    p[8] = 64;
+    p[9] = 6;
+    p[12..16].copy_from_slice(&src);
+    p[16..20].copy_from_slice(&dst);
+    let t = &mut p[20..];
+    t[0..2].copy_from_slice(&sport.to_be_bytes());
+    t[2..4].copy_from_slice(&dport.to_be_bytes());
+    t[4..8].copy_from_slice(&seq.to_be_bytes());
+    t[8..12].copy_from_slice(&ack.to_be_bytes());
+    t[12] = (((20 + opt) / 4) as u8) << 4;
+    t[13] = flags;
+    t[14..16].copy_from_slice(&win.to_be_bytes());
+    if let Some(ws) = ws {
+        t[20..24].copy_from_slice(&[1, 3, 3, ws]);
+    }
+    p
+}
+
+fn flags(s: &str) -> u8 {
+    if s == "-" {
+        return 0;
+    }
+    s.chars().fold(0, |f, c| {
+        f | match c {
+            'F' => 0x01,
+            'S' => 0x02,
+            'R' => 0x04,
+            'P' => 0x08,
+            'A' => 0x10,
+            _ => panic!("flag {c}"),
+        }
+    })
+}
+
+fn firewall(rules: &str) -> Firewall {
+    let host = FixtureHost::openbsd(".");
+    let opts = Options { verbose: true, ..Options::default() };
+    let out = pfctl("pf.conf", rules, &opts, &host);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let mut fw = Firewall::new(&out.ruleset, &host).expect("load");
+    fw.set_settings(Settings::from_pfctl_verbose(&out.stdout).expect("settings"));
+    fw
+}
+
+fn render(fw: &Firewall, d: &Decision) -> String {
+    let by = if d.from_state {
+        "state".to_string()
+    } else {
+        d.rule.map_or("@-1".into(), |r| format!("@{}", r.nr))
+    };
+    let peers = match d.state.and_then(|id| fw.states().get(id)) {
+        Some(s) => {
+            // Client side first whichever side created the state.
+            let (c, sv) =
+                if s.direction == Direction::Out { (s.src, s.dst) } else { (s.dst, s.src) };
+            format!("{}:{}", tcps::NAMES[usize::from(c.state)], tcps::NAMES[usize::from(sv.state)])
+        }
+        None => "-".into(),
+    };
+    let v = if d.action == Verdict::Pass { "pass" } else { "block" };
+    format!("> {v} {by} {} {peers}", d.reason.name())
+}
+
+/// Runs one scenario; returns the text with its `>` lines.
+fn run(text: &str) -> String {
+    let (rules, convo) = text.split_once("\n---\n").expect("a --- line");
+    let mut fw = firewall(rules);
+    let mut out = format!("{rules}\n---\n");
+    let mut now = 0u64;
+    let client = ([10, 0, 0, 1], 40000);
+    let server = ([10, 0, 0, 2], 80);
+    for line in convo.lines() {
+        if line.starts_with('>') {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.is_empty() || words[0].starts_with('#') {
+            continue;
+        }
+        let (mut seq, mut ack, mut win, mut ws, mut len) = (0u32, 0u32, 65535u16, None, 0usize);
+        for w in &words[2..] {
+            let (k, v) = w.split_once('=').expect("key=value");
+            match k {
+                "seq" => seq = v.parse().expect("seq"),
+                "ack" => ack = v.parse().expect("ack"),
+                "win" => win = v.parse().expect("win"),
+                "ws" => ws = Some(v.parse().expect("ws")),
+                "len" => len = v.parse().expect("len"),
+                "t" => now = v.parse().expect("t"),
+                _ => panic!("unknown {k}"),
+            }
+        }
+        let (from, to, dir) = match words[0] {
+            "c" => (client, server, Direction::Out),
+            "s" => (server, client, Direction::In),
+            other => panic!("side {other}"),
+        };
+        let bytes = tcp_packet(from, to, flags(words[1]), (seq, ack, win), ws, len);
+        let pkt = Packet::parse(&bytes).expect("packet");
+        let mut meta = Meta::new("em0", dir);
+        meta.now = now;
+        let d = fw.test(&pkt, &meta);
+        writeln!(out, "{}", render(&fw, &d)).unwrap();
+    }
+    out
+}
+
+#[test]
+fn tcp_golden() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tcp");
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/tcp")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut failed = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("read");
+        let got = run(&text);
+        if got != text {
+            if bless {
+                std::fs::write(f, &got).expect("write");
+            } else {
+                failed.push(format!("{}:\n{got}", f.display()));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "golden mismatch (BLESS=1 rewrites):\n{}", failed.join("\n"));
+}
