@@ -43,6 +43,19 @@ pub struct PfctlArgs {
     host: String,
 }
 
+/// `sift pf …`: a subcommand, or without one the options of `run` (`sift pf -f RULES -r
+/// CAPTURE`, as issue 24 spells it).
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct PfArgs {
+    /// What to do.
+    #[command(subcommand)]
+    command: Option<PfCommand>,
+    /// `run`'s options, when no subcommand is given.
+    #[command(flatten)]
+    run: Option<RunArgs>,
+}
+
 /// `sift pf …`
 #[derive(Debug, clap::Subcommand)]
 pub enum PfCommand {
@@ -314,7 +327,18 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `sift pf …`
-pub fn run(cmd: PfCommand) -> anyhow::Result<ExitCode> {
+/// Runs `sift pf …`.
+pub fn run_args(args: PfArgs) -> anyhow::Result<ExitCode> {
+    match (args.command, args.run) {
+        (Some(cmd), _) => run(cmd),
+        (None, Some(r)) => replay(r),
+        (None, None) => {
+            anyhow::bail!("sift pf: give -f RULES -r CAPTURE, or a subcommand (run, check)")
+        }
+    }
+}
+
+fn run(cmd: PfCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         PfCommand::Run(args) => replay(args),
         PfCommand::Check(args) => {

@@ -142,6 +142,14 @@ fn pf_run_passes_a_whole_tcp_conversation_through_keep_state() {
     assert!(!stdout.contains("block"), "{stdout}");
     assert!(stdout.contains("all tcp 192.0.2.2:80 <- 192.0.2.1:43724       FIN_WAIT_2:FIN_WAIT_2"));
     assert!(text(&out.stderr).contains("24 packets: 24 passed (22 by state, 0 not IP), 0 blocked"));
+    // `sift pf -f RULES -r CAPTURE` without `run` is the same command.
+    let bare = sift(
+        &["pf", "--host", "openbsd", "-f", rules.to_str().unwrap(), "-r", "samples/http.pcap"],
+        None,
+    );
+    let bare_stdout = text(&bare.stdout);
+    assert_eq!((bare.status.code(), bare_stdout.as_str()), (Some(0), ""), "{}", text(&bare.stderr));
+    assert_eq!(text(&bare.stderr), text(&out.stderr));
 }
 
 #[test]
