@@ -70,7 +70,7 @@ enum Command {
     Pfctl(pf_cmd::PfctlArgs),
     /// OpenBSD pf rule sets: `sift pf -f RULES -r CAPTURE` (or `sift pf run …`) replays a
     /// capture through them; `sift pf check FILE` shows each mistake with a caret.
-    Pf(pf_cmd::PfArgs),
+    Pf(Box<pf_cmd::PfArgs>),
 }
 
 /// The command line, parsed; `Err`: the exit status after a usage message, help or version.
@@ -116,7 +116,7 @@ fn main() -> ExitCode {
         Some(Command::Compile(args)) => compile_cmd::run(args),
         Some(Command::Inject(args)) => inject_cmd::run(args),
         Some(Command::Pfctl(args)) => pf_cmd::run_pfctl(args),
-        Some(Command::Pf(args)) => pf_cmd::run_args(args),
+        Some(Command::Pf(args)) => pf_cmd::run_args(*args),
         None if cli.live.list => live::list_interfaces(),
         None if cli.live.list_ts_types && cli.dump.read.is_empty() => {
             live::list_time_stamp_types(&cli.live)
