@@ -33,7 +33,7 @@ mod prov;
 #[cfg(target_arch = "x86_64")]
 mod runtime;
 
-use sift_ebpf_vm::{Compiled, ExecCx, RunError, Vm};
+use sift_ebpf_vm::{Compiled, ExecCx, Helpers, Memory, RunError, Vm};
 use sift_x86::exec::ExecBuf;
 use thiserror::Error;
 
@@ -127,12 +127,24 @@ impl JitCode {
 
 impl Compiled for JitCode {
     #[cfg(target_arch = "x86_64")]
-    fn exec(&mut self, cx: ExecCx<'_, '_>) -> (Result<u64, RunError>, u64) {
-        runtime::run(self.entry, &self.bodies, &mut self.run, cx)
+    fn exec(
+        &mut self,
+        memory: &mut Memory<'_>,
+        helpers: &mut Helpers,
+        cx: &ExecCx,
+        executed: &mut u64,
+    ) -> Result<u64, RunError> {
+        runtime::run(self.entry, &mut self.run, memory, helpers, cx, executed)
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn exec(&mut self, _cx: ExecCx<'_, '_>) -> (Result<u64, RunError>, u64) {
+    fn exec(
+        &mut self,
+        _memory: &mut Memory<'_>,
+        _helpers: &mut Helpers,
+        _cx: &ExecCx,
+        _executed: &mut u64,
+    ) -> Result<u64, RunError> {
         unreachable!("no JitCode exists off x86-64")
     }
 }
@@ -152,8 +164,10 @@ pub fn compile(vm: &Vm, opts: &JitOptions) -> Result<JitCode, JitError> {
     // that holds both, and the pointer is only called through `runtime::run`.
     let entry =
         unsafe { std::mem::transmute::<*const u8, runtime::EntryFn>(start.add(lowered.entry)) };
-    let bodies = lowered.bodies.iter().map(|&o| start as u64 + o as u64).collect();
-    Ok(JitCode { buf, entry, bodies, run: Box::new(runtime::RunCx::new()) })
+    let bodies: Vec<u64> = lowered.bodies.iter().map(|&o| start as u64 + o as u64).collect();
+    // The context points at `bodies`' heap buffer, which moves with the JitCode untouched.
+    let run = Box::new(runtime::RunCx::new(&bodies));
+    Ok(JitCode { buf, entry, bodies, run })
 }
 
 /// Compiles every program of `vm` (off x86-64: always [`JitError::UnsupportedArch`]).

@@ -31,7 +31,8 @@ pub(crate) const MAP: usize = 3;
 
 /// One region for the inline checks: an access of `1 << k` bytes at virtual `a` is inside
 /// when `a - base < ok[k]` (unsigned), i.e. `ok[k] = len + 1 - size` (0 when it cannot fit);
-/// `ok_write` is all zeros for a read-only region.
+/// `ok_write` is all zeros for a read-only region. `len` and `writable` (Rust only) tell a
+/// refresh whether anything changed.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RegionCx {
@@ -39,18 +40,36 @@ pub(crate) struct RegionCx {
     pub host: u64,
     pub ok: [u64; 4],
     pub ok_write: [u64; 4],
+    len: u64,
+    writable: bool,
 }
 
 impl RegionCx {
+    /// Takes `r`'s parts; the bounds are recomputed only when they changed (most runs see
+    /// the same regions as the last one: the persistent stack, a reused buffer).
+    #[inline]
     fn set(&mut self, r: &RawRegion) {
+        let host = r.host as u64;
+        if self.host == host
+            && self.base == r.base
+            && self.len == r.len as u64
+            && self.writable == r.writable
+        {
+            return;
+        }
         self.base = r.base;
-        self.host = r.host as u64;
+        self.host = host;
+        self.len = r.len as u64;
+        self.writable = r.writable;
         for k in 0..4 {
             self.ok[k] = (r.len as u64 + 1).saturating_sub(1 << k);
             self.ok_write[k] = if r.writable { self.ok[k] } else { 0 };
         }
     }
 }
+
+/// The fault of a run whose stack is not the VM's.
+const BAD_STACK: &str = "the stack is not STACK_SIZE bytes";
 
 /// What the run does after a call into Rust ([`RunCx::action`]).
 pub(crate) mod action {
@@ -129,8 +148,10 @@ pub(crate) struct RunCx {
     mem_is_packet: bool,
     r2: u64,
     meta: usize,
-    /// The map in `regions[MAP]`.
+    /// The map in `regions[MAP]` (kept from run to run, re-taken at each run's start).
     map: Option<usize>,
+    /// The host address of the stack's top (frame 0's `rbp`).
+    top: u64,
 }
 
 /// Field offsets for the generated code.
@@ -163,8 +184,10 @@ pub(crate) mod off {
 pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> u64;
 
 impl RunCx {
-    /// A context for runs of compiled code; [`run`] sets what each run reads.
-    pub(crate) fn new() -> RunCx {
+    /// A context for runs of the compiled code whose program bodies are at `bodies` (host
+    /// addresses, tail-call targets: the slice must outlive the context); [`run`] sets what
+    /// each run reads.
+    pub(crate) fn new(bodies: &[u64]) -> RunCx {
         RunCx {
             regions: [RegionCx::default(); 4],
             stack_delta: 0,
@@ -184,24 +207,48 @@ impl RunCx {
             helpers: 0,
             fault: None,
             tail_calls: 0,
-            bodies: 0,
-            programs: 0,
+            bodies: bodies.as_ptr() as usize,
+            programs: bodies.len(),
             mem_is_packet: false,
             r2: 0,
             meta: 0,
             map: None,
+            top: 0,
         }
     }
 
-    fn refresh(&mut self, mem: &mut Memory<'_>) {
+    /// Takes the regions of `mem` (at a run's start and after each helper call): only what
+    /// changed is recomputed. The stack's host address is the VM's persistent stack, so the
+    /// frame bounds derived from it are recomputed only when it moves.
+    /// `false` when the stack is not the VM's (`STACK_SIZE` bytes).
+    #[inline(always)]
+    fn refresh(&mut self, mem: &mut Memory<'_>) -> bool {
         let raw = mem.raw_regions();
-        self.regions[STACK].set(&raw.stack);
+        if raw.stack.host as u64 != self.regions[STACK].host
+            || raw.stack.len as u64 != self.regions[STACK].len
+        {
+            if raw.stack.len != STACK_SIZE {
+                return false;
+            }
+            self.regions[STACK].set(&raw.stack);
+            let stack = &self.regions[STACK];
+            self.stack_delta = stack.host.wrapping_sub(stack.base);
+            self.top = stack.host + STACK_SIZE as u64;
+            self.min_fp = self.top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
+        }
         self.regions[MEM].set(&raw.mem);
         self.regions[PACKET].set(&raw.packet);
         self.meta = mem.packet_bounds().meta;
-        if let Some(m) = self.map.and_then(|i| mem.raw_map(i)) {
-            self.regions[MAP].set(&m);
+        if let Some(i) = self.map {
+            match mem.raw_map(i) {
+                Some(m) => self.regions[MAP].set(&m),
+                None => {
+                    self.regions[MAP] = RegionCx::default();
+                    self.map = None;
+                }
+            }
         }
+        true
     }
 
     fn fail(&mut self, pc: usize, fault: Fault) -> u64 {
@@ -211,57 +258,53 @@ impl RunCx {
     }
 }
 
-/// Runs compiled code: `bodies` are the host addresses of each program's body (tail-call
-/// targets), `entry` the entry stub. Returns the result and the budget used.
+/// Runs compiled code: `entry` is the entry stub of the code `run` was made for. Returns
+/// the result; the budget used goes to `executed`.
+///
+/// The set-up is a handful of stores: the context is kept from run to run, the program
+/// bodies were set at compile time, and the region table is refreshed only where a region
+/// changed.
+#[inline]
 pub(crate) fn run(
     entry: EntryFn,
-    bodies: &[u64],
     run: &mut RunCx,
-    cx: sift_ebpf_vm::ExecCx<'_, '_>,
-) -> (Result<u64, RunError>, u64) {
-    let sift_ebpf_vm::ExecCx { memory, helpers, r1, r2, mem_is_packet, budget, programs } = cx;
-    if programs != bodies.len() {
+    memory: &mut Memory<'_>,
+    helpers: &mut Helpers,
+    cx: &sift_ebpf_vm::ExecCx,
+    executed: &mut u64,
+) -> Result<u64, RunError> {
+    let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, programs, .. } = *cx;
+    *executed = 0;
+    if programs != run.programs {
         let e = Fault::Internal("compiled code is for another set of programs");
-        return (Err(RunError { pc: 0, fault: e }), 0);
+        return Err(RunError { pc: 0, fault: e });
     }
-    // The context is kept from run to run (no 400-byte initialisation per call): everything
-    // a run reads is set here; the map region is emptied (every check against it fails to the
-    // slow path until an access finds a map).
-    run.regions[MAP] = RegionCx::default();
-    run.map = None;
+    if !run.refresh(memory) {
+        return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
+    }
     run.budget_left = budget;
     run.action = action::CONTINUE;
-    run.fault = None;
     run.tail_calls = 0;
     run.helpers = helpers as *mut Helpers as usize;
-    run.bodies = bodies.as_ptr() as usize;
-    run.programs = programs;
     run.mem_is_packet = mem_is_packet;
     run.r2 = r2;
-    run.refresh(memory);
-    let stack = run.regions[STACK];
-    if stack.ok[0] != STACK_SIZE as u64 {
-        let e = Fault::Internal("the stack is not STACK_SIZE bytes");
-        return (Err(RunError { pc: 0, fault: e }), 0);
-    }
-    run.stack_delta = stack.host.wrapping_sub(stack.base);
-    let top = stack.host + STACK_SIZE as u64;
-    run.min_fp = top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
     run.memory = memory as *mut Memory<'_> as usize;
+    let top = run.top;
     // SAFETY: `entry` is the entry stub of code made by `lower` for exactly these programs
-    // (`programs == bodies.len()`), which follows the System V ABI: it saves and restores
-    // every callee-saved register, keeps `rsp` 16-byte aligned at its calls, and returns to
-    // this frame on `exit`, on a fault and on a helper's exit (unwinding through
-    // `saved_rsp`). It reads and writes memory only inside the regions `run.regions` and
-    // the helper calls describe (every access is checked against them or provably in the
-    // current stack frame), `run` and its own native stack (at most 8 frames of 48 bytes and
-    // two calls into Rust). The regions are those of `memory`, which is not used otherwise
-    // until the call returns: the Rust functions the code calls reach it only through
-    // `run.memory`, one at a time, and refresh the table after a helper used it.
+    // (`programs` is the number of bodies `run` was made with), which follows the System V
+    // ABI: it saves and restores every callee-saved register, keeps `rsp` 16-byte aligned at
+    // its calls, and returns to this frame on `exit`, on a fault and on a helper's exit
+    // (unwinding through `saved_rsp`). It reads and writes memory only inside the regions
+    // `run.regions` and the helper calls describe (every access is checked against them or
+    // provably in the current stack frame), `run` and its own native stack (at most 8 frames
+    // of 48 bytes and two calls into Rust). The regions are those of `memory` (just
+    // refreshed), which is not used otherwise until the call returns: the Rust functions the
+    // code calls reach it only through `run.memory`, one at a time, and refresh the table
+    // after a helper used it.
     let r0 = unsafe { entry(run, r1, r2, top + STACK_PER_FRAME as u64) };
     let used = budget.saturating_sub(run.budget_left);
-    let used = if run.budget_left > budget { budget } else { used };
-    let result = match run.action {
+    *executed = if run.budget_left > budget { budget } else { used };
+    match run.action {
         action::CONTINUE => Ok(r0),
         action::EXIT => Ok(run.ret),
         action::ASM_FAULT => {
@@ -276,8 +319,7 @@ pub(crate) fn run(
             pc: 0,
             fault: Fault::Internal("compiled code stopped without a fault"),
         })),
-    };
-    (result, used)
+    }
 }
 
 /// Memory accesses the inline checks did not place, and legacy packet loads: `arg` is the
@@ -370,7 +412,9 @@ pub(crate) extern "sysv64" fn helper_call(
         _ => return cx.fail(pc, Fault::CallxTarget(target)),
     };
     let outcome = helpers.call(id, mem, Args([r1, r2, r3, r4, r5]));
-    cx.refresh(mem);
+    if !cx.refresh(mem) {
+        return cx.fail(pc, Fault::Internal(BAD_STACK));
+    }
     match outcome {
         None => cx.fail(pc, Fault::CallxTarget(target)),
         Some(Ok(HelperOutcome::Return(v))) => v,
