@@ -16,7 +16,9 @@ use std::mem::offset_of;
 
 use sift_ebpf_vm::interp::Fault;
 use sift_ebpf_vm::memory::{MEM_BASE, PACKET_BASE, STACK_PER_FRAME, STACK_SIZE};
-use sift_ebpf_vm::{Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, RawRegion};
+use sift_ebpf_vm::{
+    Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, ProgKind, RawRegion,
+};
 use sift_ebpf_vm::{RunError, memory::MAX_FRAMES};
 
 /// Region indexes of [`RunCx::regions`].
@@ -67,6 +69,47 @@ impl RegionCx {
         }
     }
 }
+
+/// Indexes of [`RunCx::deltas`].
+pub(crate) mod delta {
+    /// The stack.
+    pub const STACK: usize = 0;
+    /// The context.
+    pub const CTX: usize = 1;
+    /// The packet window (`data_meta` to `data_end`).
+    pub const PACKET: usize = 2;
+    /// Map `i`'s values are at `MAPS + i`.
+    pub const MAPS: usize = 3;
+    /// Maps past this many keep checked accesses.
+    pub const MAX_MAPS: usize = 29;
+    /// Entries in all.
+    pub const COUNT: usize = MAPS + MAX_MAPS;
+}
+
+/// What verified code assumes of a run, checked at its start (see the crate's soundness
+/// argument): the entry point of the program type it was verified as, a context at least
+/// the verifier's size, and the maps it was verified against.
+#[derive(Debug)]
+pub(crate) struct Verified {
+    /// The VM's program type for the verified one.
+    pub kind: ProgKind,
+    /// The verifier's context size for it.
+    pub ctx_len: usize,
+    /// The maps verified accesses reach: index, and the spec's (type, key, value, entries).
+    pub maps: Vec<(usize, MapShape)>,
+}
+
+/// The parts of a map's spec its values' layout depends on.
+pub(crate) type MapShape = (sift_ebpf::MapType, u32, u32, u32);
+
+/// The shape of a map's spec.
+pub(crate) fn shape(s: &sift_ebpf::MapSpec) -> MapShape {
+    (s.map_type, s.key_size, s.value_size, s.max_entries)
+}
+
+/// The fault of a run of verified code through an entry point it was not verified for.
+const NOT_VERIFIED_FOR: &str =
+    "verified code run with another program type, context or maps than it was verified for";
 
 /// The fault of a run whose stack is not the VM's.
 const BAD_STACK: &str = "the stack is not STACK_SIZE bytes";
@@ -136,6 +179,9 @@ pub(crate) struct RunCx {
     pub asm_fault: u64,
     pub rt_fn: u64,
     pub helper_fn: u64,
+    /// Host minus virtual address of each region verified accesses reach
+    /// ([`delta`]): `host = vaddr + deltas[r]`.
+    pub deltas: [u64; delta::COUNT],
     // Rust only from here.
     // The run's `Memory`, `Helpers` and body table as addresses (set by `run`, used only
     // during it; as plain numbers they keep `JitCode` `Send` between runs).
@@ -150,6 +196,8 @@ pub(crate) struct RunCx {
     meta: usize,
     /// The map in `regions[MAP]` (kept from run to run, re-taken at each run's start).
     map: Option<usize>,
+    /// What verified code needs of each run (none for checked code).
+    pub(crate) verified: Option<Verified>,
     /// The host address of the stack's top (frame 0's `rbp`).
     top: u64,
 }
@@ -178,6 +226,10 @@ pub(crate) mod off {
     pub const ASM_FAULT: i32 = offset_of!(RunCx, asm_fault) as i32;
     pub const RT_FN: i32 = offset_of!(RunCx, rt_fn) as i32;
     pub const HELPER_FN: i32 = offset_of!(RunCx, helper_fn) as i32;
+    /// Delta `d`'s field.
+    pub const fn delta(d: usize) -> i32 {
+        (offset_of!(RunCx, deltas) + d * 8) as i32
+    }
 }
 
 /// The entry stub: `(run context, r1, r2, host frame top + 512) -> r0`.
@@ -214,6 +266,8 @@ impl RunCx {
             meta: 0,
             map: None,
             top: 0,
+            deltas: [0; delta::COUNT],
+            verified: None,
         }
     }
 
@@ -234,10 +288,14 @@ impl RunCx {
             let stack = &self.regions[STACK];
             self.stack_delta = stack.host.wrapping_sub(stack.base);
             self.top = stack.host + STACK_SIZE as u64;
+            self.deltas[delta::STACK] = self.stack_delta;
             self.min_fp = self.top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
         }
         self.regions[MEM].set(&raw.mem);
         self.regions[PACKET].set(&raw.packet);
+        self.deltas[delta::CTX] = self.regions[MEM].host.wrapping_sub(MEM_BASE);
+        let p = &self.regions[PACKET];
+        self.deltas[delta::PACKET] = p.host.wrapping_sub(p.base);
         self.meta = mem.packet_bounds().meta;
         if let Some(i) = self.map {
             match mem.raw_map(i) {
@@ -281,6 +339,18 @@ pub(crate) fn run(
     }
     if !run.refresh(memory) {
         return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
+    }
+    if let Some(v) = &run.verified {
+        let mut ok = cx.kind == v.kind && run.regions[MEM].len >= v.ctx_len as u64;
+        for &(i, shape_then) in &v.maps {
+            ok &= memory.maps().get(i).is_some_and(|m| shape(m.spec()) == shape_then);
+            if let Some(m) = memory.raw_map(i) {
+                run.deltas[delta::MAPS + i] = (m.host as u64).wrapping_sub(m.base);
+            }
+        }
+        if !ok {
+            return Err(RunError { pc: 0, fault: Fault::Internal(NOT_VERIFIED_FOR) });
+        }
     }
     run.budget_left = budget;
     run.action = action::CONTINUE;

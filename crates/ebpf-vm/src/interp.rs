@@ -80,7 +80,7 @@ struct Frame<'p> {
 /// A loaded program with its helpers, ready to run.
 ///
 /// Split in two so that a run's set-up moves nothing: the run state the [`Memory`] of a run
-/// borrows (stack, maps, the helpers' world) sits beside the [`Engine`] that runs it
+/// borrows (stack, maps, the helpers' world) sits beside the engine that runs it
 /// (programs, helpers, compiled code, budget), and both are borrowed at once.
 #[derive(Debug)]
 pub struct Vm {
