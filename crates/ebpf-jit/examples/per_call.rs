@@ -1,12 +1,14 @@
 //! The fixed cost of one run: a `return 0` program through `Vm::run`, `Vm::run_xdp_packet`
-//! and `Vm::run_tc`, on the interpreter and on the JIT (checked and verified), the median of
-//! several timed loops. Run with `cargo run --release -p sift-ebpf-jit --example per_call`.
+//! and `Vm::run_tc`, on the interpreter and on the JIT (checked; verified mode through its
+//! XDP entry point), the median and the fastest of several timed loops. Run with
+//! `cargo run --release -p sift-ebpf-jit --example per_call [interp|jit|verified [run]]`.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use sift_ebpf::EbpfInsn;
-use sift_ebpf_jit::{JitOptions, jit};
+use sift_ebpf::ProgType;
+use sift_ebpf_jit::{JitOptions, jit, jit_verified};
 use sift_ebpf_vm::{SkbInfo, Vm, XdpPacket, test_helpers};
 
 const CALLS: u32 = 100_000;
@@ -69,5 +71,16 @@ fn main() {
         let mut vm = return0();
         jit(&mut vm, &JitOptions::default()).expect("compiles");
         measure("jit (checked)", vm);
+    }
+    if wants("verified") {
+        // Verified as XDP, so it runs only through the XDP entry point.
+        let mut vm = return0();
+        let verifier = sift_ebpf_verifier::Options::default();
+        jit_verified(&mut vm, ProgType::Xdp, &verifier, &JitOptions::default()).expect("verifies");
+        let mut frame = XdpPacket::new(&[0u8; 64]);
+        let xdp = per_call(|| {
+            black_box(vm.run_xdp_packet(&mut frame, 1, 0).expect("runs"));
+        });
+        println!("jit (verified) run_xdp_packet {:5.1} ns (min {:5.1})", xdp.0, xdp.1);
     }
 }

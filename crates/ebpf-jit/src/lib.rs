@@ -8,8 +8,9 @@
 //! packet window, map values at `MAP_BASE + (i << 32)`) and translates each access to a host
 //! address as it happens. So helpers, maps, contexts (with their 32-bit packet pointers),
 //! tail-call targets and every `Vm::run*` entry point are shared with the interpreter
-//! unchanged, and memory safety holds by construction — every access is checked against a
-//! region, or is provably inside the current stack frame — without trusting any verifier.
+//! unchanged, and in checked mode memory safety holds by construction — every access is checked
+//! against a region, or is provably inside the current stack frame — without trusting any
+//! verifier; verified mode drops the checks the verifier's proof makes redundant.
 //! Results equal the interpreter's: `r0`, memory, maps, and faults with their location.
 //!
 //! * [`compile`] makes [`JitCode`] for a VM's programs; [`jit`] installs it in the VM
