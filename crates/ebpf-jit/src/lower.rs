@@ -29,11 +29,12 @@
 //! unwind to the entry stub through the `rsp` it saved.
 
 use sift_ebpf::EbpfInsn;
-use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, ShiftOp, Size};
+use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, Scale, ShiftOp, Size};
 
 use crate::prov::{self, Prov};
-use crate::runtime::{MAP, MEM, PACKET, STACK, action, asm_fault, info, off};
+use crate::runtime::{MAP, MEM, PACKET, STACK, action, asm_fault, delta, info, off};
 use crate::{JitError, JitOptions};
+use sift_ebpf_verifier::AccessBase;
 
 /// eBPF `r0`–`r9` in machine registers.
 pub const REGS: [Reg; 10] = [
@@ -62,10 +63,12 @@ pub(crate) struct Lowered {
     pub bodies: Vec<usize>,
 }
 
-/// A program to lower: its slots and the first slot of each function.
+/// A program to lower: its slots, the first slot of each function, and for a verified
+/// program the verifier's access bases (`Report::access_bases`).
 pub(crate) struct Source<'a> {
     pub slots: &'a [EbpfInsn],
     pub functions: &'a [usize],
+    pub bases: Option<&'a [Option<AccessBase>]>,
 }
 
 /// The labels of the slots jumps land on (and slot 0).
@@ -113,6 +116,11 @@ struct Lower<'o> {
     rt_common: Label,
     helper_common: Label,
     key: u64,
+    /// The verifier's base of the access being lowered (verified programs).
+    base: Option<AccessBase>,
+    /// Whether back edges and calls are charged to the budget (checked mode, unverified
+    /// programs).
+    charging: bool,
 }
 
 type R = Result<(), JitError>;
@@ -125,8 +133,18 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
     let rt_common = asm.new_label();
     let helper_common = asm.new_label();
     let key = if opts.blinding { random_seed() } else { 0 };
-    let mut l =
-        Lower { asm, opts, stubs: Vec::new(), unwind, raise, rt_common, helper_common, key };
+    let mut l = Lower {
+        asm,
+        opts,
+        stubs: Vec::new(),
+        unwind,
+        raise,
+        rt_common,
+        helper_common,
+        key,
+        base: None,
+        charging: opts.checked,
+    };
     // Labels: each program's function prologues and slots.
     let mut func_labels = Vec::new();
     let mut slot_labels = Vec::new();
@@ -146,6 +164,8 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
     l.shared()?;
     for (k, p) in programs.iter().enumerate() {
         let guesses = prov::analyze(p.slots, p.functions);
+        // The verifier bounds a verified program's loops: nothing to charge.
+        l.charging = opts.checked && p.bases.is_none();
         let fl = &func_labels[k];
         let sl = &slot_labels[k];
         let mut pc = 0;
@@ -159,6 +179,7 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
             }
             let i = p.slots[pc];
             let next = p.slots.get(pc + 1).copied();
+            l.base = p.bases.and_then(|b| b.get(pc).copied().flatten());
             l.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
             // The second half of lddw is no instruction (nothing jumps there: load checks).
             pc += if i.code == 0x18 { 2 } else { 1 };
@@ -375,6 +396,29 @@ impl Lower<'_> {
         if base >= 10 && d >= -512 && d + size <= 0 {
             return Ok(Mem::base(FP).disp(d));
         }
+        // Verified: the verifier proved the access inside the region its base points into,
+        // whose host address is the virtual one plus the region's delta. (Context stores
+        // stay checked: the VM's XDP context is read-only.)
+        let verified = match self.base {
+            Some(AccessBase::Stack) => Some(delta::STACK),
+            Some(AccessBase::Ctx) if !write => Some(delta::CTX),
+            Some(AccessBase::Packet | AccessBase::PacketMeta) => Some(delta::PACKET),
+            Some(AccessBase::MapValue(i)) if (i as usize) < delta::MAX_MAPS => {
+                Some(delta::MAPS + i as usize)
+            }
+            _ => None,
+        };
+        if let Some(r) = verified
+            && base < 10
+        {
+            self.asm.mov(Size::Qword, Reg::R11, ctx(off::delta(r)))?;
+            if atomic {
+                // The atomics' loops may write the base register: the address goes in r11.
+                self.asm.add(Size::Qword, Reg::R11, REGS[base as usize])?;
+                return Ok(Mem::base(Reg::R11).disp(d));
+            }
+            return Ok(Mem::base(REGS[base as usize]).index(Reg::R11, Scale::X1).disp(d));
+        }
         let bits = ((pc as u32) << info::PC_SHIFT)
             | (k << info::SIZE_SHIFT)
             | if write { info::WRITE } else { 0 }
@@ -408,7 +452,7 @@ impl Lower<'_> {
 
     /// Charges `cost` to the budget (checked mode), faulting at `pc` when it runs out.
     fn charge(&mut self, pc: usize, cost: u64) -> R {
-        if !self.opts.checked {
+        if !self.charging {
             return Ok(());
         }
         let stub = self.fault_stub(pc, asm_fault::BUDGET);
@@ -876,7 +920,7 @@ impl Lower<'_> {
         }
         let t = target_of(i64::from(i.off));
         let target = slots.at(pc, t, i.code)?;
-        if t <= pc && self.opts.checked {
+        if t <= pc && self.charging {
             let skip = self.asm.new_label();
             self.asm.jcc(cond.negate(), skip)?;
             self.charge(pc, (pc - t + 1) as u64)?;

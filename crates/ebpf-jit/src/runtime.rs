@@ -16,7 +16,9 @@ use std::mem::offset_of;
 
 use sift_ebpf_vm::interp::Fault;
 use sift_ebpf_vm::memory::{MEM_BASE, PACKET_BASE, STACK_PER_FRAME, STACK_SIZE};
-use sift_ebpf_vm::{Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, RawRegion};
+use sift_ebpf_vm::{
+    Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, ProgKind, RawRegion,
+};
 use sift_ebpf_vm::{RunError, memory::MAX_FRAMES};
 
 /// Region indexes of [`RunCx::regions`].
@@ -31,7 +33,8 @@ pub(crate) const MAP: usize = 3;
 
 /// One region for the inline checks: an access of `1 << k` bytes at virtual `a` is inside
 /// when `a - base < ok[k]` (unsigned), i.e. `ok[k] = len + 1 - size` (0 when it cannot fit);
-/// `ok_write` is all zeros for a read-only region.
+/// `ok_write` is all zeros for a read-only region. `len` and `writable` (Rust only) tell a
+/// refresh whether anything changed.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RegionCx {
@@ -39,18 +42,77 @@ pub(crate) struct RegionCx {
     pub host: u64,
     pub ok: [u64; 4],
     pub ok_write: [u64; 4],
+    len: u64,
+    writable: bool,
 }
 
 impl RegionCx {
+    /// Takes `r`'s parts; the bounds are recomputed only when they changed (most runs see
+    /// the same regions as the last one: the persistent stack, a reused buffer).
+    #[inline]
     fn set(&mut self, r: &RawRegion) {
+        let host = r.host as u64;
+        if self.host == host
+            && self.base == r.base
+            && self.len == r.len as u64
+            && self.writable == r.writable
+        {
+            return;
+        }
         self.base = r.base;
-        self.host = r.host as u64;
+        self.host = host;
+        self.len = r.len as u64;
+        self.writable = r.writable;
         for k in 0..4 {
             self.ok[k] = (r.len as u64 + 1).saturating_sub(1 << k);
             self.ok_write[k] = if r.writable { self.ok[k] } else { 0 };
         }
     }
 }
+
+/// Indexes of [`RunCx::deltas`].
+pub(crate) mod delta {
+    /// The stack.
+    pub const STACK: usize = 0;
+    /// The context.
+    pub const CTX: usize = 1;
+    /// The packet window (`data_meta` to `data_end`).
+    pub const PACKET: usize = 2;
+    /// Map `i`'s values are at `MAPS + i`.
+    pub const MAPS: usize = 3;
+    /// Maps past this many keep checked accesses.
+    pub const MAX_MAPS: usize = 29;
+    /// Entries in all.
+    pub const COUNT: usize = MAPS + MAX_MAPS;
+}
+
+/// What verified code assumes of a run, checked at its start (see the crate's soundness
+/// argument): the entry point of the program type it was verified as, a context at least
+/// the verifier's size, and the maps it was verified against.
+#[derive(Debug)]
+pub(crate) struct Verified {
+    /// The VM's program type for the verified one.
+    pub kind: ProgKind,
+    /// The verifier's context size for it.
+    pub ctx_len: usize,
+    /// The maps verified accesses reach: index, and the spec's (type, key, value, entries).
+    pub maps: Vec<(usize, MapShape)>,
+}
+
+/// The parts of a map's spec its values' layout depends on.
+pub(crate) type MapShape = (sift_ebpf::MapType, u32, u32, u32);
+
+/// The shape of a map's spec.
+pub(crate) fn shape(s: &sift_ebpf::MapSpec) -> MapShape {
+    (s.map_type, s.key_size, s.value_size, s.max_entries)
+}
+
+/// The fault of a run of verified code through an entry point it was not verified for.
+const NOT_VERIFIED_FOR: &str =
+    "verified code run with another program type, context or maps than it was verified for";
+
+/// The fault of a run whose stack is not the VM's.
+const BAD_STACK: &str = "the stack is not STACK_SIZE bytes";
 
 /// What the run does after a call into Rust ([`RunCx::action`]).
 pub(crate) mod action {
@@ -117,6 +179,9 @@ pub(crate) struct RunCx {
     pub asm_fault: u64,
     pub rt_fn: u64,
     pub helper_fn: u64,
+    /// Host minus virtual address of each region verified accesses reach
+    /// ([`delta`]): `host = vaddr + deltas[r]`.
+    pub deltas: [u64; delta::COUNT],
     // Rust only from here.
     // The run's `Memory`, `Helpers` and body table as addresses (set by `run`, used only
     // during it; as plain numbers they keep `JitCode` `Send` between runs).
@@ -129,8 +194,12 @@ pub(crate) struct RunCx {
     mem_is_packet: bool,
     r2: u64,
     meta: usize,
-    /// The map in `regions[MAP]`.
+    /// The map in `regions[MAP]` (kept from run to run, re-taken at each run's start).
     map: Option<usize>,
+    /// What verified code needs of each run (none for checked code).
+    pub(crate) verified: Option<Verified>,
+    /// The host address of the stack's top (frame 0's `rbp`).
+    top: u64,
 }
 
 /// Field offsets for the generated code.
@@ -157,14 +226,20 @@ pub(crate) mod off {
     pub const ASM_FAULT: i32 = offset_of!(RunCx, asm_fault) as i32;
     pub const RT_FN: i32 = offset_of!(RunCx, rt_fn) as i32;
     pub const HELPER_FN: i32 = offset_of!(RunCx, helper_fn) as i32;
+    /// Delta `d`'s field.
+    pub const fn delta(d: usize) -> i32 {
+        (offset_of!(RunCx, deltas) + d * 8) as i32
+    }
 }
 
 /// The entry stub: `(run context, r1, r2, host frame top + 512) -> r0`.
 pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> u64;
 
 impl RunCx {
-    /// A context for runs of compiled code; [`run`] sets what each run reads.
-    pub(crate) fn new() -> RunCx {
+    /// A context for runs of the compiled code whose program bodies are at `bodies` (host
+    /// addresses, tail-call targets: the slice must outlive the context); [`run`] sets what
+    /// each run reads.
+    pub(crate) fn new(bodies: &[u64]) -> RunCx {
         RunCx {
             regions: [RegionCx::default(); 4],
             stack_delta: 0,
@@ -184,24 +259,54 @@ impl RunCx {
             helpers: 0,
             fault: None,
             tail_calls: 0,
-            bodies: 0,
-            programs: 0,
+            bodies: bodies.as_ptr() as usize,
+            programs: bodies.len(),
             mem_is_packet: false,
             r2: 0,
             meta: 0,
             map: None,
+            top: 0,
+            deltas: [0; delta::COUNT],
+            verified: None,
         }
     }
 
-    fn refresh(&mut self, mem: &mut Memory<'_>) {
+    /// Takes the regions of `mem` (at a run's start and after each helper call): only what
+    /// changed is recomputed. The stack's host address is the VM's persistent stack, so the
+    /// frame bounds derived from it are recomputed only when it moves.
+    /// `false` when the stack is not the VM's (`STACK_SIZE` bytes).
+    #[inline(always)]
+    fn refresh(&mut self, mem: &mut Memory<'_>) -> bool {
         let raw = mem.raw_regions();
-        self.regions[STACK].set(&raw.stack);
+        if raw.stack.host as u64 != self.regions[STACK].host
+            || raw.stack.len as u64 != self.regions[STACK].len
+        {
+            if raw.stack.len != STACK_SIZE {
+                return false;
+            }
+            self.regions[STACK].set(&raw.stack);
+            let stack = &self.regions[STACK];
+            self.stack_delta = stack.host.wrapping_sub(stack.base);
+            self.top = stack.host + STACK_SIZE as u64;
+            self.deltas[delta::STACK] = self.stack_delta;
+            self.min_fp = self.top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
+        }
         self.regions[MEM].set(&raw.mem);
         self.regions[PACKET].set(&raw.packet);
+        self.deltas[delta::CTX] = self.regions[MEM].host.wrapping_sub(MEM_BASE);
+        let p = &self.regions[PACKET];
+        self.deltas[delta::PACKET] = p.host.wrapping_sub(p.base);
         self.meta = mem.packet_bounds().meta;
-        if let Some(m) = self.map.and_then(|i| mem.raw_map(i)) {
-            self.regions[MAP].set(&m);
+        if let Some(i) = self.map {
+            match mem.raw_map(i) {
+                Some(m) => self.regions[MAP].set(&m),
+                None => {
+                    self.regions[MAP] = RegionCx::default();
+                    self.map = None;
+                }
+            }
         }
+        true
     }
 
     fn fail(&mut self, pc: usize, fault: Fault) -> u64 {
@@ -211,57 +316,65 @@ impl RunCx {
     }
 }
 
-/// Runs compiled code: `bodies` are the host addresses of each program's body (tail-call
-/// targets), `entry` the entry stub. Returns the result and the budget used.
+/// Runs compiled code: `entry` is the entry stub of the code `run` was made for. Returns
+/// the result; the budget used goes to `executed`.
+///
+/// The set-up is a handful of stores: the context is kept from run to run, the program
+/// bodies were set at compile time, and the region table is refreshed only where a region
+/// changed.
+#[inline]
 pub(crate) fn run(
     entry: EntryFn,
-    bodies: &[u64],
     run: &mut RunCx,
-    cx: sift_ebpf_vm::ExecCx<'_, '_>,
-) -> (Result<u64, RunError>, u64) {
-    let sift_ebpf_vm::ExecCx { memory, helpers, r1, r2, mem_is_packet, budget, programs } = cx;
-    if programs != bodies.len() {
+    memory: &mut Memory<'_>,
+    helpers: &mut Helpers,
+    cx: &sift_ebpf_vm::ExecCx,
+    executed: &mut u64,
+) -> Result<u64, RunError> {
+    let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, programs, .. } = *cx;
+    *executed = 0;
+    if programs != run.programs {
         let e = Fault::Internal("compiled code is for another set of programs");
-        return (Err(RunError { pc: 0, fault: e }), 0);
+        return Err(RunError { pc: 0, fault: e });
     }
-    // The context is kept from run to run (no 400-byte initialisation per call): everything
-    // a run reads is set here; the map region is emptied (every check against it fails to the
-    // slow path until an access finds a map).
-    run.regions[MAP] = RegionCx::default();
-    run.map = None;
+    if !run.refresh(memory) {
+        return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
+    }
+    if let Some(v) = &run.verified {
+        let mut ok = cx.kind == v.kind && run.regions[MEM].len >= v.ctx_len as u64;
+        for &(i, shape_then) in &v.maps {
+            ok &= memory.maps().get(i).is_some_and(|m| shape(m.spec()) == shape_then);
+            if let Some(m) = memory.raw_map(i) {
+                run.deltas[delta::MAPS + i] = (m.host as u64).wrapping_sub(m.base);
+            }
+        }
+        if !ok {
+            return Err(RunError { pc: 0, fault: Fault::Internal(NOT_VERIFIED_FOR) });
+        }
+    }
     run.budget_left = budget;
     run.action = action::CONTINUE;
-    run.fault = None;
     run.tail_calls = 0;
     run.helpers = helpers as *mut Helpers as usize;
-    run.bodies = bodies.as_ptr() as usize;
-    run.programs = programs;
     run.mem_is_packet = mem_is_packet;
     run.r2 = r2;
-    run.refresh(memory);
-    let stack = run.regions[STACK];
-    if stack.ok[0] != STACK_SIZE as u64 {
-        let e = Fault::Internal("the stack is not STACK_SIZE bytes");
-        return (Err(RunError { pc: 0, fault: e }), 0);
-    }
-    run.stack_delta = stack.host.wrapping_sub(stack.base);
-    let top = stack.host + STACK_SIZE as u64;
-    run.min_fp = top - (STACK_PER_FRAME * (MAX_FRAMES - 2)) as u64;
     run.memory = memory as *mut Memory<'_> as usize;
+    let top = run.top;
     // SAFETY: `entry` is the entry stub of code made by `lower` for exactly these programs
-    // (`programs == bodies.len()`), which follows the System V ABI: it saves and restores
-    // every callee-saved register, keeps `rsp` 16-byte aligned at its calls, and returns to
-    // this frame on `exit`, on a fault and on a helper's exit (unwinding through
-    // `saved_rsp`). It reads and writes memory only inside the regions `run.regions` and
-    // the helper calls describe (every access is checked against them or provably in the
-    // current stack frame), `run` and its own native stack (at most 8 frames of 48 bytes and
-    // two calls into Rust). The regions are those of `memory`, which is not used otherwise
-    // until the call returns: the Rust functions the code calls reach it only through
-    // `run.memory`, one at a time, and refresh the table after a helper used it.
+    // (`programs` is the number of bodies `run` was made with), which follows the System V
+    // ABI: it saves and restores every callee-saved register, keeps `rsp` 16-byte aligned at
+    // its calls, and returns to this frame on `exit`, on a fault and on a helper's exit
+    // (unwinding through `saved_rsp`). It reads and writes memory only inside the regions
+    // `run.regions` and the helper calls describe (every access is checked against them or
+    // provably in the current stack frame), `run` and its own native stack (at most 8 frames
+    // of 48 bytes and two calls into Rust). The regions are those of `memory` (just
+    // refreshed), which is not used otherwise until the call returns: the Rust functions the
+    // code calls reach it only through `run.memory`, one at a time, and refresh the table
+    // after a helper used it.
     let r0 = unsafe { entry(run, r1, r2, top + STACK_PER_FRAME as u64) };
     let used = budget.saturating_sub(run.budget_left);
-    let used = if run.budget_left > budget { budget } else { used };
-    let result = match run.action {
+    *executed = if run.budget_left > budget { budget } else { used };
+    match run.action {
         action::CONTINUE => Ok(r0),
         action::EXIT => Ok(run.ret),
         action::ASM_FAULT => {
@@ -276,8 +389,7 @@ pub(crate) fn run(
             pc: 0,
             fault: Fault::Internal("compiled code stopped without a fault"),
         })),
-    };
-    (result, used)
+    }
 }
 
 /// Memory accesses the inline checks did not place, and legacy packet loads: `arg` is the
@@ -370,7 +482,9 @@ pub(crate) extern "sysv64" fn helper_call(
         _ => return cx.fail(pc, Fault::CallxTarget(target)),
     };
     let outcome = helpers.call(id, mem, Args([r1, r2, r3, r4, r5]));
-    cx.refresh(mem);
+    if !cx.refresh(mem) {
+        return cx.fail(pc, Fault::Internal(BAD_STACK));
+    }
     match outcome {
         None => cx.fail(pc, Fault::CallxTarget(target)),
         Some(Ok(HelperOutcome::Return(v))) => v,

@@ -8,7 +8,8 @@
 //!   differential (every instruction class, bpf-to-bpf calls, map helper calls on an array and
 //!   a hash map, XDP packet accesses), run as XDP on a random packet: the same `r0`, the packet
 //!   as the program left it (its epilogue stores every scalar register there) and both maps'
-//!   entries.
+//!   entries — on the checked JIT and on verified mode (`compile_verified`: each program must
+//!   be accepted by sift's verifier, and its proven accesses run unchecked).
 //!
 //! `SIFT_JIT_DIFF_PROGRAMS=N` sets how many programs of each family (default 100,000, what CI
 //! runs); issue 18's ten million:
@@ -22,7 +23,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sift_ebpf::EbpfInsn;
-use sift_ebpf_jit::{JitOptions, jit};
+use sift_ebpf::ProgType;
+use sift_ebpf_jit::{JitOptions, jit, jit_verified};
 use sift_ebpf_vm::{Fault, Helpers, Map, RunError, Vm, register_map_helpers, test_helpers};
 use sift_testkit::Rng;
 use sift_testkit::ebpf_random::{self, map_specs};
@@ -132,15 +134,31 @@ fn jit_equals_interpreter_on_random_programs() {
     assert!(loaded * 10 > n * 9, "only {loaded} of {n} programs loaded");
 }
 
-/// A VM with the generator's maps and the map helpers, on the interpreter or the JIT.
-fn map_vm(prog: &[EbpfInsn], on_jit: bool) -> Result<Vm, String> {
+/// Which engine runs a verifier-clean program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Engine {
+    Interpreter,
+    Checked,
+    Verified,
+}
+
+/// A VM with the generator's maps and the map helpers, on `engine`.
+fn map_vm(prog: &[EbpfInsn], engine: Engine) -> Result<Vm, String> {
     let maps: Result<Vec<Map>, String> =
         map_specs().iter().map(|m| Map::from_spec(m).map_err(|e| e.to_string())).collect();
     let mut helpers = Helpers::new();
     register_map_helpers(&mut helpers);
     let mut vm = Vm::load_with_maps(prog, helpers, maps?).map_err(|e| e.to_string())?;
-    if on_jit {
-        jit(&mut vm, &JitOptions::default()).map_err(|e| format!("JIT refused: {e}"))?;
+    match engine {
+        Engine::Interpreter => {}
+        Engine::Checked => {
+            jit(&mut vm, &JitOptions::default()).map_err(|e| format!("JIT refused: {e}"))?
+        }
+        Engine::Verified => {
+            let verifier = sift_ebpf_verifier::Options { privileged: true };
+            jit_verified(&mut vm, ProgType::Xdp, &verifier, &JitOptions::default())
+                .map_err(|e| format!("verified mode refused: {e}"))?
+        }
     }
     Ok(vm)
 }
@@ -156,8 +174,8 @@ fn jit_equals_interpreter_on_verifier_clean_programs_with_maps() {
         let p = ebpf_random::program(rng);
         let len = ebpf_random::PROVEN as usize + rng.below(64) as usize;
         let packet: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-        let outcome = |on_jit: bool| -> Result<XdpOutcome, String> {
-            let mut vm = map_vm(&p, on_jit)?;
+        let outcome = |engine: Engine| -> Result<XdpOutcome, String> {
+            let mut vm = map_vm(&p, engine)?;
             let mut bytes = packet.clone();
             let result = vm.run_xdp(&mut bytes, 1);
             let maps = vm
@@ -171,7 +189,7 @@ fn jit_equals_interpreter_on_verifier_clean_programs_with_maps() {
                 .collect();
             Ok((result, bytes, maps))
         };
-        let (want, got) = (outcome(false)?, outcome(true)?);
+        let want = outcome(Engine::Interpreter)?;
         if want.0.is_err() {
             return Err(format!(
                 "case {case}: the interpreter faulted: {:?}\n{}",
@@ -182,13 +200,19 @@ fn jit_equals_interpreter_on_verifier_clean_programs_with_maps() {
         if p.iter().any(|i| i.code == 0x85) {
             calls.fetch_add(1, Ordering::Relaxed);
         }
-        if want != got {
-            return Err(format!(
-                "case {case}: interpreter {want:?}\nJIT {got:?}\nprogram:\n{}",
-                listing(&p)
-            ));
+        for engine in [Engine::Checked, Engine::Verified] {
+            let got = outcome(engine).map_err(|e| format!("case {case}: {e}\n{}", listing(&p)))?;
+            if want != got {
+                return Err(format!(
+                    "case {case}: interpreter {want:?}\n{engine:?} JIT {got:?}\nprogram:\n{}",
+                    listing(&p)
+                ));
+            }
         }
         Ok(())
     });
-    println!("{n} verifier-clean programs ({} with calls): JIT = interpreter", calls.into_inner());
+    println!(
+        "{n} verifier-clean programs ({} with calls): checked and verified JIT = interpreter",
+        calls.into_inner()
+    );
 }

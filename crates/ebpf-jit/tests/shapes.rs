@@ -304,3 +304,74 @@ fn blinded_code_holds_no_program_immediate() {
     let blinded = code(&slots, &JitOptions { blinding: true, ..JitOptions::default() });
     assert_eq!(has(&blinded), 0);
 }
+
+/// Verified mode: an XDP program whose accesses the verifier fixes (context loads, packet
+/// loads and stores behind a bounds check, stack through a copied frame pointer, a map value)
+/// has no bounds check and no call into Rust for them: each access is
+/// `mov r11, [r12 + delta]` then the access at `[base + r11 + off]`, and the body has no
+/// `jae` at all.
+#[test]
+fn verified_accesses_are_two_instructions_without_checks() {
+    use sift_ebpf::{MapSpec, MapType, ProgType};
+    use sift_ebpf_vm::{Helpers, Map, register_map_helpers};
+    let p = [
+        insn(0x61, 2, 1, 0, 0),   // r2 = data
+        insn(0x61, 3, 1, 4, 0),   // r3 = data_end
+        insn(0xbf, 4, 2, 0, 0),   // r4 = r2
+        insn(0x07, 4, 0, 0, 14),  // r4 += 14
+        insn(0x2d, 4, 3, 9, 0),   // if r4 > r3 goto out
+        insn(0x71, 0, 2, 12, 0),  // r0 = *(u8 *)(r2 + 12)
+        insn(0x73, 2, 0, 13, 0),  // *(u8 *)(r2 + 13) = r0
+        insn(0xbf, 5, 10, 0, 0),  // r5 = r10
+        insn(0x07, 5, 0, 0, -16), // r5 += -16
+        insn(0x7b, 5, 0, 0, 0),   // *(u64 *)(r5 + 0) = r0
+        insn(0x18, 6, 2, 0, 0),   // r6 = map_value(0) + 0
+        insn(0, 0, 0, 0, 0),
+        insn(0x61, 7, 6, 4, 0), // r7 = *(u32 *)(r6 + 4)
+        insn(0x63, 6, 7, 0, 0), // *(u32 *)(r6 + 0) = r7
+        insn(0xb7, 0, 0, 0, 2), // out: r0 = XDP_PASS
+        EXIT,
+    ];
+    let spec = MapSpec {
+        name: "m".into(),
+        map_type: MapType::Array,
+        key_size: 4,
+        value_size: 8,
+        max_entries: 1,
+        flags: 0,
+        initial: Vec::new(),
+    };
+    let mut helpers = Helpers::new();
+    register_map_helpers(&mut helpers);
+    let maps = vec![Map::from_spec(&spec).unwrap()];
+    let vm = Vm::load_with_maps(&p, helpers, maps).unwrap();
+    let verifier = sift_ebpf_verifier::Options { privileged: true };
+    let c = sift_ebpf_jit::compile_verified(&vm, ProgType::Xdp, &verifier, &JitOptions::default())
+        .unwrap();
+    let start = c.body_offsets()[0];
+    let all = decode(&c.bytes()[start..]);
+    let end = all
+        .iter()
+        .position(|i| i.mnemonic() == Mnemonic::Pop && i.op0_register() == Register::R15)
+        .unwrap();
+    let body = &all[..end];
+    assert!(!body.iter().any(|i| matches!(i.mnemonic(), Mnemonic::Jae | Mnemonic::Call)));
+    // Every memory operand other than the run context's is `[base + r11*1 + off]` right
+    // after `mov r11, [r12 + delta]`.
+    let mut accesses = 0;
+    for (k, i) in body.iter().enumerate() {
+        for op in 0..i.op_count() {
+            if i.op_kind(op) != OpKind::Memory || i.memory_base() == Register::R12 {
+                continue;
+            }
+            accesses += 1;
+            assert_eq!(i.memory_index(), Register::R11, "{i:?}");
+            assert_eq!(i.memory_index_scale(), 1, "{i:?}");
+            let prev = &body[k - 1];
+            assert_eq!(prev.mnemonic(), Mnemonic::Mov, "{prev:?} before {i:?}");
+            assert_eq!(prev.op0_register(), Register::R11, "{prev:?} before {i:?}");
+            assert_eq!(prev.memory_base(), Register::R12, "{prev:?} before {i:?}");
+        }
+    }
+    assert_eq!(accesses, 7, "{}", body.iter().map(|i| format!("{i:?}\n")).collect::<String>());
+}

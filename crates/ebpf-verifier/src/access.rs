@@ -120,6 +120,11 @@ impl Verifier<'_> {
         value: Stored,
     ) -> Result<Reg> {
         let base = Self::read(st, base_reg)?;
+        if let Some(b) = crate::AccessBase::of(base.kind)
+            && let Some(slot) = self.access_bases.get_mut(self.cur_pc)
+        {
+            *slot = Some(slot.map_or(b, |old| old.join(b)));
+        }
         let write = how != Access::Read;
         let off = i64::from(base.off) + i64::from(off);
         match base.kind {

@@ -78,6 +78,10 @@ pub(crate) struct Verifier<'a> {
     pub(crate) stack_depth: HashMap<usize, u32>,
     /// Calls seen: (caller function, callee function) → the call's slot.
     calls: HashMap<(usize, usize), usize>,
+    /// The slot being stepped (accesses record their base there).
+    pub(crate) cur_pc: usize,
+    /// [`Report::access_bases`], being gathered.
+    pub(crate) access_bases: Vec<Option<crate::AccessBase>>,
 }
 
 pub(crate) fn init_frame(callsite: usize, subprog: usize, frameno: u8) -> Frame {
@@ -103,6 +107,8 @@ impl<'a> Verifier<'a> {
             pending_bytes: 0,
             stack_depth: HashMap::new(),
             calls: HashMap::new(),
+            cur_pc: 0,
+            access_bases: vec![None; n],
         }
     }
 
@@ -148,6 +154,7 @@ impl<'a> Verifier<'a> {
             processed: self.processed,
             max_states_per_insn,
             total_states: self.nodes.len(),
+            access_bases: self.access_bases,
         })
     }
 
@@ -248,6 +255,7 @@ impl<'a> Verifier<'a> {
             return Err(VerifyErrorKind::IntoLdImm64(pc.saturating_sub(1)));
         };
         let next = pc + insn.slots();
+        self.cur_pc = pc;
         let st = &mut path.state;
         match insn {
             Insn::Alu { width, op, dst, src } => self.alu(st, width, op, dst, src)?,

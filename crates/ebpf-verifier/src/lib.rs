@@ -59,8 +59,9 @@ pub struct Options {
     pub privileged: bool,
 }
 
-/// What the verification of an accepted program cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What the verification of an accepted program cost, and what it proved about each memory
+/// access.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     /// Instructions processed over every explored path.
     pub processed: u64,
@@ -68,6 +69,53 @@ pub struct Report {
     pub max_states_per_insn: usize,
     /// States stored in all.
     pub total_states: usize,
+    /// By slot: for each load, store or atomic, the kind of its base pointer on every path
+    /// that reaches it (`None` for other slots). The access was proven inside that region
+    /// (a JIT may translate it without a check, `sift-ebpf-jit`'s verified mode).
+    pub access_bases: Vec<Option<AccessBase>>,
+}
+
+/// What a memory access's base register points into, on every path that reaches the access
+/// ([`Report::access_bases`]). Pruning keeps this complete: a path is pruned only against a
+/// verified state whose pointer registers have the same kinds (`State::subsumes`), so the
+/// access was recorded with the pruned path's kind too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessBase {
+    /// A stack frame (any frame's).
+    Stack,
+    /// The context.
+    Ctx,
+    /// The packet (`data` to `data_end`).
+    Packet,
+    /// The packet's metadata (`data_meta` to `data`).
+    PacketMeta,
+    /// A value of map `n`.
+    MapValue(u32),
+    /// A ring buffer record.
+    RingbufRecord,
+    /// Different kinds on different paths.
+    Mixed,
+}
+
+impl AccessBase {
+    /// The base of a register of kind `kind`, if it is a pointer to memory.
+    pub fn of(kind: state::Kind) -> Option<AccessBase> {
+        use state::Kind;
+        Some(match kind {
+            Kind::Stack(_) => AccessBase::Stack,
+            Kind::Ctx => AccessBase::Ctx,
+            Kind::Packet => AccessBase::Packet,
+            Kind::PacketMeta => AccessBase::PacketMeta,
+            Kind::MapValue(n) => AccessBase::MapValue(n),
+            Kind::RingbufMem(_) => AccessBase::RingbufRecord,
+            _ => return None,
+        })
+    }
+
+    /// The base of an access seen as `self` on some paths and `other` on others.
+    pub fn join(self, other: AccessBase) -> AccessBase {
+        if self == other { self } else { AccessBase::Mixed }
+    }
 }
 
 /// Verifies a program (slots, 8 bytes each as the kernel takes them) of type `prog` that

@@ -78,23 +78,34 @@ struct Frame<'p> {
 }
 
 /// A loaded program with its helpers, ready to run.
+///
+/// Split in two so that a run's set-up moves nothing: the run state the [`Memory`] of a run
+/// borrows (stack, maps, the helpers' world) sits beside the engine that runs it
+/// (programs, helpers, compiled code, budget), and both are borrowed at once.
 #[derive(Debug)]
 pub struct Vm {
+    engine: Engine,
+    maps: Vec<Map>,
+    env: VmEnv,
+    /// The stack of every frame ([`STACK_SIZE`] bytes), kept from run to run: zeroed once,
+    /// not before each run (as in the kernel, whose programs find their stack as the last user
+    /// left it; a program the verifier accepts never reads stack it did not write), which
+    /// keeps a run's fixed cost to a few nanoseconds. Its buffer never moves (compiled code
+    /// relies on that to keep its host address from run to run).
+    stack: Vec<u8>,
+}
+
+/// What runs a prepared run: the programs, helpers, budget and compiled code.
+#[derive(Debug)]
+struct Engine {
     program: Program,
     helpers: Helpers,
-    maps: Vec<Map>,
     budget: u64,
     executed: u64,
-    env: VmEnv,
     /// Tail call targets: program `k + 1` (0 is the VM's own program).
     programs: Vec<Program>,
     /// Compiled code that runs in place of the interpreter ([`Vm::set_compiled`]).
     compiled: CompiledSlot,
-    /// The stack of every frame ([`STACK_SIZE`] bytes), kept from run to run: zeroed once,
-    /// not before each run (as in the kernel, whose programs find their stack as the last user
-    /// left it; a program the verifier accepts never reads stack it did not write), which
-    /// keeps a run's fixed cost to a few nanoseconds.
-    stack: Vec<u8>,
 }
 
 /// The installed compiled code, if any (a newtype so that `Vm` stays `Debug`).
@@ -173,14 +184,16 @@ impl Vm {
 
     fn assemble(program: Program, helpers: Helpers, maps: Vec<Map>) -> Vm {
         Vm {
-            program,
-            helpers,
+            engine: Engine {
+                program,
+                helpers,
+                budget: DEFAULT_BUDGET,
+                executed: 0,
+                programs: Vec::new(),
+                compiled: CompiledSlot(None),
+            },
             maps,
-            budget: DEFAULT_BUDGET,
-            executed: 0,
             env: VmEnv::default(),
-            programs: Vec::new(),
-            compiled: CompiledSlot(None),
             stack: vec![0; STACK_SIZE],
         }
     }
@@ -192,38 +205,38 @@ impl Vm {
     /// program): runs go back to the interpreter until code for every program is installed.
     pub fn add_program(&mut self, slots: &[EbpfInsn]) -> Result<u32, LoadError> {
         let defs: Vec<_> = self.maps.iter().map(Map::def).collect();
-        let helpers = &self.helpers;
+        let helpers = &self.engine.helpers;
         let p = Program::load_with_maps(slots, |id| helpers.has(id), &defs)?;
-        self.programs.push(p);
-        self.compiled.0 = None;
-        Ok(self.programs.len() as u32)
+        self.engine.programs.push(p);
+        self.engine.compiled.0 = None;
+        Ok(self.engine.programs.len() as u32)
     }
 
     /// Every program's slots: the VM's own (0), then the tail-call targets added with
     /// [`Vm::add_program`] (1, 2, …), the numbering of `HelperOutcome::TailCall`.
     pub fn program_slots(&self) -> impl Iterator<Item = &[EbpfInsn]> {
-        std::iter::once(&self.program).chain(&self.programs).map(Program::slots)
+        std::iter::once(&self.engine.program).chain(&self.engine.programs).map(Program::slots)
     }
 
     /// Every program (as [`Vm::program_slots`]).
     pub fn programs(&self) -> impl Iterator<Item = &Program> {
-        std::iter::once(&self.program).chain(&self.programs)
+        std::iter::once(&self.engine.program).chain(&self.engine.programs)
     }
 
     /// Installs compiled code for every program (see [`crate::engine`]): every run entry
     /// point runs it instead of the interpreter; `None` goes back to the interpreter.
     pub fn set_compiled(&mut self, code: Option<Box<dyn Compiled>>) {
-        self.compiled.0 = code;
+        self.engine.compiled.0 = code;
     }
 
     /// Whether compiled code is installed.
     pub fn is_compiled(&self) -> bool {
-        self.compiled.0.is_some()
+        self.engine.compiled.0.is_some()
     }
 
     /// The budget a run may use ([`Vm::set_budget`]).
     pub fn budget(&self) -> u64 {
-        self.budget
+        self.engine.budget
     }
 
     /// The helpers' world: clock, random seed, virtual CPU, trace output, redirect target.
@@ -260,37 +273,31 @@ impl Vm {
 
     /// The loaded program.
     pub fn program(&self) -> &Program {
-        &self.program
+        &self.engine.program
     }
 
     /// Sets the most instructions one run may execute.
     pub fn set_budget(&mut self, budget: u64) {
-        self.budget = budget;
+        self.engine.budget = budget;
     }
 
     /// Instructions the last run executed (under compiled code: the budget the run used, in
     /// the compiled code's own measure).
     pub fn executed(&self) -> u64 {
-        self.executed
+        self.engine.executed
     }
 
     /// Runs with `mem` as the input memory, the conformance suite's convention: `r1` points at
     /// it and `r2` holds its length (both 0 when it is empty). Legacy packet loads read it.
     pub fn run(&mut self, mem: &mut [u8]) -> Result<u64, RunError> {
         let (r1, r2) = if mem.is_empty() { (0, 0) } else { (MEM_BASE, mem.len() as u64) };
-        // The stack, maps and environment move out for the run (the memory borrows them while
-        // `exec` borrows `self`); taking them allocates nothing.
-        let mut stack = std::mem::take(&mut self.stack);
-        let mut maps = std::mem::take(&mut self.maps);
-        let mut env = std::mem::take(&mut self.env);
+        // The memory borrows the run state while the engine runs: nothing moves.
+        let env = &mut self.env;
         env.kind = ProgKind::Other;
         env.redirect = None;
-        let mut memory = Memory::new(&mut stack, mem, true, &mut [], &mut maps).with_env(&mut env);
-        let r = self.exec(&mut memory, r1, r2, true);
-        self.stack = stack;
-        self.maps = maps;
-        self.env = env;
-        r
+        let mut memory =
+            Memory::new(&mut self.stack, mem, true, &mut [], &mut self.maps).with_env(env);
+        self.engine.exec(&mut memory, r1, r2, true, ProgKind::Other)
     }
 
     /// Runs with `ctx` as the context (`r1`, read-only) and `packet` as the packet that
@@ -311,20 +318,14 @@ impl Vm {
         bounds: PacketBounds,
         kind: ProgKind,
     ) -> (Result<u64, RunError>, PacketBounds) {
-        let mut stack = std::mem::take(&mut self.stack);
-        let mut maps = std::mem::take(&mut self.maps);
-        let mut env = std::mem::take(&mut self.env);
+        let env = &mut self.env;
         env.kind = kind;
         env.redirect = None;
-        let mut memory = Memory::new(&mut stack, ctx, ctx_writable, frame, &mut maps)
+        let mut memory = Memory::new(&mut self.stack, ctx, ctx_writable, frame, &mut self.maps)
             .with_frame(bounds)
-            .with_env(&mut env);
-        let r = self.exec(&mut memory, MEM_BASE, 0, false);
-        let bounds = memory.packet_bounds();
-        self.stack = stack;
-        self.maps = maps;
-        self.env = env;
-        (r, bounds)
+            .with_env(env);
+        let r = self.engine.exec(&mut memory, MEM_BASE, 0, false, kind);
+        (r, memory.packet_bounds())
     }
 
     /// Runs as an XDP program on `packet` (read and written in place), `r1` the packet's
@@ -380,27 +381,27 @@ impl Vm {
         let b = PacketBounds { meta: 0, data: 0, end };
         self.run_ctx(&mut ctx, true, packet, b, ProgKind::SocketFilter).0
     }
+}
 
+impl Engine {
     fn exec(
         &mut self,
         mem: &mut Memory<'_>,
         r1: u64,
         r2: u64,
         mem_is_packet: bool,
+        kind: ProgKind,
     ) -> Result<u64, RunError> {
         if let Some(code) = self.compiled.0.as_mut() {
             let cx = ExecCx {
-                memory: mem,
-                helpers: &mut self.helpers,
                 r1,
                 r2,
                 mem_is_packet,
+                kind,
                 budget: self.budget,
                 programs: 1 + self.programs.len(),
             };
-            let (result, used) = code.exec(cx);
-            self.executed = used;
-            return result;
+            return code.exec(mem, &mut self.helpers, &cx, &mut self.executed);
         }
         self.interpret(mem, r1, r2, mem_is_packet)
     }

@@ -119,6 +119,7 @@ fn within(addr: u64, len: usize, base: u64, size: usize) -> Option<usize> {
 impl<'a> Memory<'a> {
     /// The regions: the stack (`STACK_SIZE` bytes), the input memory and the packet (either
     /// may be empty).
+    #[inline]
     pub fn new(
         stack: &'a mut [u8],
         mem: &'a mut [u8],
@@ -143,6 +144,7 @@ impl<'a> Memory<'a> {
 
     /// The packet as a window `bounds` of a frame buffer `frame`, `data` at [`PACKET_BASE`]
     /// (headroom below it, tailroom above `end`).
+    #[inline]
     pub fn with_frame(mut self, bounds: PacketBounds) -> Memory<'a> {
         let PacketBounds { meta, data, end } = bounds;
         if meta <= data && data <= end && end <= self.packet.len() {
@@ -153,6 +155,7 @@ impl<'a> Memory<'a> {
     }
 
     /// The helpers' world for this run.
+    #[inline]
     pub fn with_env(mut self, env: &'a mut VmEnv) -> Memory<'a> {
         self.env = Some(env);
         self
@@ -164,6 +167,7 @@ impl<'a> Memory<'a> {
     }
 
     /// The packet's bounds in the frame buffer.
+    #[inline]
     pub fn packet_bounds(&self) -> PacketBounds {
         PacketBounds { meta: self.meta, data: self.data, end: self.end }
     }
@@ -207,6 +211,7 @@ impl<'a> Memory<'a> {
 
     /// The regions as raw parts (see [`RawRegion`]). Nothing here reallocates during a run:
     /// the slices are borrowed for the whole run and map values are fixed-size buffers.
+    #[inline]
     pub fn raw_regions(&mut self) -> RawRegions {
         let packet = &mut self.packet[self.meta..self.end];
         RawRegions {
@@ -232,6 +237,7 @@ impl<'a> Memory<'a> {
     }
 
     /// Map `i`'s values as raw parts (see [`RawRegion`]), if there is such a map.
+    #[inline]
     pub fn raw_map(&mut self, i: usize) -> Option<RawRegion> {
         let m = self.maps.get_mut(i)?;
         let bytes = m.bytes_mut();
