@@ -134,18 +134,29 @@ pub enum EbpfCommand {
 /// Which engine runs a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// The x86-64 JIT (`sift-ebpf-jit`); a program too large for it runs on the interpreter,
-    /// with a warning, as the kernel falls back when its JIT gives up.
+    /// The x86-64 JIT (`sift-ebpf-jit`): verified mode (no run-time checks) when sift's
+    /// verifier accepts a program run as XDP, TC or socket filter, else checked mode; a program
+    /// too large for it runs on the interpreter, with a warning, as the kernel falls back when
+    /// its JIT gives up.
     Jit,
     /// The interpreter (`sift-ebpf-vm`).
     Interp,
 }
 
-/// Puts `vm` on `engine`.
-fn use_engine(vm: &mut Vm, engine: EngineArg) {
-    if engine == EngineArg::Jit
-        && let Err(e) = sift_ebpf_jit::jit(vm, &sift_ebpf_jit::JitOptions::default())
-    {
+/// Puts `vm` on `engine`; a program run with a context (`as_type`) goes on the JIT's
+/// verified mode when sift's verifier accepts it (as root would load it).
+fn use_engine(vm: &mut Vm, engine: EngineArg, as_type: Option<ProgType>) {
+    if engine != EngineArg::Jit {
+        return;
+    }
+    let opts = sift_ebpf_jit::JitOptions::default();
+    if let Some(t) = as_type {
+        let verifier = sift_ebpf_verifier::Options { privileged: true };
+        if sift_ebpf_jit::jit_verified(vm, t, &verifier, &opts).is_ok() {
+            return;
+        }
+    }
+    if let Err(e) = sift_ebpf_jit::jit(vm, &opts) {
         errln!("warning: {e}; running on the interpreter");
     }
 }
@@ -233,7 +244,7 @@ fn exec(mem: Option<String>, budget: u64, engine: EngineArg) -> anyhow::Result<E
         }
     };
     vm.set_budget(budget);
-    use_engine(&mut vm, engine);
+    use_engine(&mut vm, engine, None);
     match vm.run(&mut mem) {
         Ok(r0) => {
             outln!("{r0:x}")?;
@@ -504,7 +515,12 @@ fn run_program(
     for u in &opts.updates {
         map_update(&mut vm, &names, u)?;
     }
-    use_engine(&mut vm, opts.engine);
+    let as_type = match run_as {
+        RunAs::Xdp => ProgType::Xdp,
+        RunAs::Tc => ProgType::SchedCls,
+        RunAs::Socket => ProgType::SocketFilter,
+    };
+    use_engine(&mut vm, opts.engine, Some(as_type));
     run_capture(vm, run_as, &names, opts)
 }
 
