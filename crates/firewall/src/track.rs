@@ -231,7 +231,6 @@ pub(crate) fn tcp_full(
             || orig_seq == src.seqlo
             || orig_seq == src.seqlo.wrapping_add(1)
             || orig_seq.wrapping_add(1) == src.seqlo);
-    let mut tracked = Tracked::Pass;
     if in_window {
         if src.max_win < win {
             src.max_win = win;
@@ -243,26 +242,7 @@ pub(crate) fn tcp_full(
         if seq_geq(ack.wrapping_add(scaled), dst.seqhi) {
             dst.seqhi = ack.wrapping_add(scaled.max(1));
         }
-        if flags & th::SYN != 0 && src.state < tcps::SYN_SENT {
-            src.state = tcps::SYN_SENT;
-        }
-        if flags & th::FIN != 0 && src.state < tcps::CLOSING {
-            src.state = tcps::CLOSING;
-        }
-        if flags & th::ACK != 0 {
-            if dst.state == tcps::SYN_SENT {
-                dst.state = tcps::ESTABLISHED;
-                if src.state == tcps::ESTABLISHED {
-                    tracked = Tracked::Established;
-                }
-            } else if dst.state == tcps::CLOSING {
-                dst.state = tcps::FIN_WAIT_2;
-            }
-        }
-        if flags & th::RST != 0 {
-            src.state = tcps::TIME_WAIT;
-            dst.state = tcps::TIME_WAIT;
-        }
+        let tracked = flag_transitions(src, dst, flags, false);
         let t = tcp_timeout(src.state, dst.state);
         s.timeout = t;
         s.last = now;
@@ -298,10 +278,10 @@ pub(crate) fn tcp_full(
     }
 }
 
-/// pf's `pf_tcp_track_sloppy`: the peers' states from the flags alone, no windows.
-pub(crate) fn tcp_sloppy(s: &mut State, seg: &Segment, from_src: bool, now: u64) -> Tracked {
-    let (src, dst) = peers(s, from_src);
-    let flags = seg.flags;
+/// The peers' states from a segment's flags, as both of pf's trackers advance them (a SYN
+/// opens, a FIN closes, an ACK establishes or finishes a close, a RST ends both); `sloppy`
+/// adds `pf_tcp_track_sloppy`'s cases for connections seen from one side only.
+fn flag_transitions(src: &mut Peer, dst: &mut Peer, flags: u8, sloppy: bool) -> Tracked {
     let mut tracked = Tracked::Pass;
     if flags & th::SYN != 0 && src.state < tcps::SYN_SENT {
         src.state = tcps::SYN_SENT;
@@ -317,11 +297,15 @@ pub(crate) fn tcp_sloppy(s: &mut State, seg: &Segment, from_src: bool, now: u64)
             }
         } else if dst.state == tcps::CLOSING {
             dst.state = tcps::FIN_WAIT_2;
-        } else if src.state == tcps::SYN_SENT && dst.state < tcps::SYN_SENT {
+        } else if sloppy && src.state == tcps::SYN_SENT && dst.state < tcps::SYN_SENT {
             // Only one half of the connection is seen.
             src.state = tcps::ESTABLISHED;
             dst.state = tcps::ESTABLISHED;
-        } else if src.state == tcps::CLOSING && dst.state == tcps::ESTABLISHED && dst.seqlo == 0 {
+        } else if sloppy
+            && src.state == tcps::CLOSING
+            && dst.state == tcps::ESTABLISHED
+            && dst.seqlo == 0
+        {
             // The close of a half connection.
             dst.state = tcps::CLOSING;
         }
@@ -330,6 +314,13 @@ pub(crate) fn tcp_sloppy(s: &mut State, seg: &Segment, from_src: bool, now: u64)
         src.state = tcps::TIME_WAIT;
         dst.state = tcps::TIME_WAIT;
     }
+    tracked
+}
+
+/// pf's `pf_tcp_track_sloppy`: the peers' states from the flags alone, no windows.
+pub(crate) fn tcp_sloppy(s: &mut State, seg: &Segment, from_src: bool, now: u64) -> Tracked {
+    let (src, dst) = peers(s, from_src);
+    let tracked = flag_transitions(src, dst, seg.flags, true);
     s.timeout = tcp_timeout(s.src.state, s.dst.state);
     s.last = now;
     tracked
