@@ -232,16 +232,7 @@ pub(crate) fn tcp_full(
             || orig_seq == src.seqlo.wrapping_add(1)
             || orig_seq.wrapping_add(1) == src.seqlo);
     if in_window {
-        if src.max_win < win {
-            src.max_win = win;
-        }
-        if seq_gt(end, src.seqlo) {
-            src.seqlo = end;
-        }
-        let scaled = u32::from(win) << sws;
-        if seq_geq(ack.wrapping_add(scaled), dst.seqhi) {
-            dst.seqhi = ack.wrapping_add(scaled.max(1));
-        }
+        advance_window(src, dst, win, end, ack, sws);
         let tracked = flag_transitions(src, dst, flags, false);
         let t = tcp_timeout(src.state, dst.state);
         s.timeout = t;
@@ -255,16 +246,7 @@ pub(crate) fn tcp_full(
     {
         // pf's loose path: SYNs shotgunned before the peer answers, a connection picked up
         // after the table was flushed, stray packets after a close.
-        if src.max_win < win {
-            src.max_win = win;
-        }
-        if seq_gt(end, src.seqlo) {
-            src.seqlo = end;
-        }
-        let scaled = u32::from(win) << sws;
-        if seq_geq(ack.wrapping_add(scaled), dst.seqhi) {
-            dst.seqhi = ack.wrapping_add(scaled.max(1));
-        }
+        advance_window(src, dst, win, end, ack, sws);
         if flags & th::FIN != 0 && src.state < tcps::CLOSING {
             src.state = tcps::CLOSING;
         }
@@ -275,6 +257,21 @@ pub(crate) fn tcp_full(
         Ok(Tracked::Pass)
     } else {
         Err(Reason::BadState)
+    }
+}
+
+/// What an accepted segment moves, in both of pf's paths (in window and loose): the sender's
+/// largest window and highest sequence number sent, and how far the receiver may send.
+fn advance_window(src: &mut Peer, dst: &mut Peer, win: u16, end: u32, ack: u32, sws: u8) {
+    if src.max_win < win {
+        src.max_win = win;
+    }
+    if seq_gt(end, src.seqlo) {
+        src.seqlo = end;
+    }
+    let scaled = u32::from(win) << sws;
+    if seq_geq(ack.wrapping_add(scaled), dst.seqhi) {
+        dst.seqhi = ack.wrapping_add(scaled.max(1));
     }
 }
 
