@@ -12,7 +12,7 @@ use sift_wire::icmp::{IcmpPacket, Icmpv6Packet};
 use sift_wire::ipproto;
 use sift_wire::ipv4::Ipv4Packet;
 use sift_wire::ipv6::Ipv6Packet;
-use sift_wire::ipv6ext::Ipv6ExtHeader;
+use sift_wire::ipv6ext::{Ipv6ExtHeader, is_ext_header};
 use sift_wire::tcp::TcpPacket;
 
 use crate::Reason;
@@ -182,14 +182,7 @@ impl<'a> Packet<'a> {
         // fragment) to the upper layer.
         loop {
             let kind = next;
-            if !matches!(
-                kind,
-                ipproto::HOPOPTS
-                    | ipproto::ROUTING
-                    | ipproto::DSTOPTS
-                    | ipproto::AH
-                    | ipproto::FRAGMENT
-            ) {
+            if !is_ext_header(kind) {
                 break;
             }
             count += 1;
@@ -286,16 +279,7 @@ impl<'a> Packet<'a> {
                 let mut next = self.bytes[6];
                 let mut off = 0usize;
                 for _ in 0..64 {
-                    if next == self.proto
-                        || !matches!(
-                            next,
-                            ipproto::HOPOPTS
-                                | ipproto::ROUTING
-                                | ipproto::DSTOPTS
-                                | ipproto::AH
-                                | ipproto::FRAGMENT
-                        )
-                    {
+                    if next == self.proto || !is_ext_header(next) {
                         break;
                     }
                     let Ok(h) = Ipv6ExtHeader::new_checked(next, data.get(off..).unwrap_or(&[]))
