@@ -63,12 +63,37 @@ pub(crate) struct Eval<'a> {
     /// not a name any rule uses).
     pub ifidx: usize,
     pub rcvidx: Option<usize>,
+    /// Bit `i`: whether the packet's interface matches interface name `i` (the first 64
+    /// names; [`Eval::if_match`] answers for the rest).
+    pub if_mask: u64,
     /// The packet's own tag id (0 none).
     pub pkt_tag: u16,
     /// ICMP: a query (pf's `icmp_dir == PF_IN`) and an error (`state_icmp`).
     pub icmp_in: bool,
     pub icmp_error: bool,
     pub found: Found,
+    /// The last table lookups of this evaluation (table, address, answer): a rule set tests
+    /// the same address against the same table rule after rule, and a table cannot change
+    /// within one evaluation. Each lookup is still counted on the table, as pf counts it.
+    pub memo: TableMemo,
+}
+
+/// A few remembered table lookups (see [`Eval::memo`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TableMemo {
+    entries: [(usize, u128, bool); 4],
+    used: usize,
+}
+
+impl TableMemo {
+    fn get(&self, table: usize, key: u128) -> Option<bool> {
+        self.entries[..self.used.min(4)].iter().find(|e| e.0 == table && e.1 == key).map(|e| e.2)
+    }
+
+    fn put(&mut self, table: usize, key: u128, hit: bool) {
+        self.entries[self.used % 4] = (table, key, hit);
+        self.used += 1;
+    }
 }
 
 /// pf's `pf_icmp_mapping` reduced to what rules test: (query or unknown — `PF_IN`, error).
@@ -100,20 +125,42 @@ pub(crate) fn next_random(state: &mut u64) -> u64 {
 impl Eval<'_> {
     /// Whether the address test `m` (negated when `neg`) fails for `a` (pf's `PF_MISMATCHAW`);
     /// `src` says whether `a` is the source (`urpf-failed` tests only sources).
+    #[inline]
     fn addr_mismatch(&mut self, m: &AddrMatch, neg: bool, a: u128, src: bool) -> bool {
-        let v4 = self.pkt.af == Family::Inet;
         let miss = match m {
             AddrMatch::Any => false,
-            AddrMatch::Mask { addr, mask } => (a & mask) != *addr,
-            AddrMatch::Range { from, to } => a < *from || a > *to,
-            AddrMatch::Table(t) => !self.tables[*t].match_key(a, v4),
+            AddrMatch::Prefix { addr, len } => (a & crate::table::mask(*len)) != *addr,
+            _ => self.addr_mismatch_slow(m, a, src),
+        };
+        miss != neg
+    }
+
+    /// [`Eval::addr_mismatch`] for the address tests that look something up (not negated).
+    #[inline(never)]
+    fn addr_mismatch_slow(&mut self, m: &AddrMatch, a: u128, src: bool) -> bool {
+        let v4 = self.pkt.af == Family::Inet;
+        match m {
+            AddrMatch::Any => false,
+            AddrMatch::Prefix { addr, len } => (a & crate::table::mask(*len)) != *addr,
+            AddrMatch::Mask(m) => (a & m.1) != m.0,
+            AddrMatch::Range(r) => a < r.0 || a > r.1,
+            AddrMatch::Table(t) => match self.memo.get(*t, a) {
+                Some(hit) => {
+                    self.tables[*t].count(hit);
+                    !hit
+                }
+                None => {
+                    let hit = self.tables[*t].match_key(a, v4);
+                    self.memo.put(*t, a, hit);
+                    !hit
+                }
+            },
             AddrMatch::NoRoute => self.env.route(a, v4).is_some(),
             AddrMatch::UrpfFailed => {
                 src && self.env.route(a, v4).is_some_and(|r| r.ifname == self.meta.ifname)
             }
             AddrMatch::RtLabel(l) => self.env.route(a, v4).is_none_or(|r| r.label != *l),
-        };
-        miss != neg
+        }
     }
 
     /// pf's `pfi_kif_match`: the rule's interface is the packet's, or a group it is in.
@@ -128,6 +175,7 @@ impl Eval<'_> {
     }
 
     /// The tests of `pf_match_rule`, in its order, for rule `r` of rule set `rs`.
+    #[inline]
     pub(crate) fn check(&mut self, rs: usize, ri: usize) -> Result<(), Miss> {
         // Split the borrow: the rule is read while tables and the generator change.
         let sets = std::mem::take(&mut self.sets);
@@ -137,35 +185,37 @@ impl Eval<'_> {
         res
     }
 
+    #[inline]
     fn check_rule(&mut self, r: &mut Rule) -> Result<(), Miss> {
         let pkt = self.pkt;
         let meta = self.meta;
         r.evaluations += 1;
-        if let Some(i) = r.ifname
-            && self.if_match(i, Some(self.ifidx), Some(meta.ifname)) == r.ifnot
-        {
-            return Err(Miss::Skip(skip::IFP));
-        }
-        let want = match r.dir {
-            Dir::InOut => None,
-            Dir::In => Some(Direction::In),
-            Dir::Out => Some(Direction::Out),
+        // The five cheap skip fields are computed together and the first failing one (in
+        // pf's order) taken, one branch instead of five hard-to-predict ones.
+        let if_fails = match r.ifname {
+            None => false,
+            Some(i) if i < 64 => (self.if_mask >> i & 1 != 0) == r.ifnot,
+            Some(i) => self.if_match(i as usize, Some(self.ifidx), Some(meta.ifname)) == r.ifnot,
         };
-        if want.is_some_and(|d| d != meta.dir) {
-            return Err(Miss::Skip(skip::DIR));
-        }
-        if r.rdomain.is_some_and(|d| (d == meta.rdomain) == r.ifnot) {
-            return Err(Miss::Skip(skip::RDOM));
-        }
+        let dir_fails = match r.dir {
+            Dir::InOut => false,
+            Dir::In => meta.dir != Direction::In,
+            Dir::Out => meta.dir != Direction::Out,
+        };
+        let rdom_fails = r.rdomain.is_some_and(|d| (d == meta.rdomain) == r.ifnot);
         let af = match pkt.af {
             Family::Inet => 4,
             Family::Inet6 => 6,
         };
-        if r.af != 0 && r.af != af {
-            return Err(Miss::Skip(skip::AF));
-        }
-        if r.proto != 0 && r.proto != pkt.proto {
-            return Err(Miss::Skip(skip::PROTO));
+        let af_fails = r.af != 0 && r.af != af;
+        let proto_fails = r.proto != 0 && r.proto != pkt.proto;
+        let fails = u32::from(if_fails) << skip::IFP
+            | u32::from(dir_fails) << skip::DIR
+            | u32::from(rdom_fails) << skip::RDOM
+            | u32::from(af_fails) << skip::AF
+            | u32::from(proto_fails) << skip::PROTO;
+        if fails != 0 {
+            return Err(Miss::Skip(fails.trailing_zeros() as usize));
         }
         if self.addr_mismatch(&r.src, r.src_neg, pkt.src, true) {
             return Err(Miss::Skip(skip::SRC_ADDR));
@@ -173,6 +223,14 @@ impl Eval<'_> {
         if self.addr_mismatch(&r.dst, r.dst_neg, pkt.dst, false) {
             return Err(Miss::Skip(skip::DST_ADDR));
         }
+        self.check_rest(r)
+    }
+
+    /// The tests after the skip fields' (few rules get this far).
+    #[inline(never)]
+    fn check_rest(&mut self, r: &mut Rule) -> Result<(), Miss> {
+        let pkt = self.pkt;
+        let meta = self.meta;
         if pkt.fragment {
             if r.sport.op != ast::Op::None || r.dport.op != ast::Op::None {
                 return Err(Miss::Next);

@@ -32,6 +32,7 @@ pub mod packet;
 pub mod pflog;
 mod rules;
 pub mod state;
+mod state_index;
 mod stateful;
 pub mod table;
 pub mod timeouts;
@@ -321,6 +322,8 @@ pub struct Firewall {
     env: Env,
     rng: u64,
     states: StateTable,
+    /// [`Firewall::if_mask`]'s answers for the last interfaces seen.
+    if_masks: Vec<(Box<str>, u64)>,
 }
 
 impl Firewall {
@@ -337,6 +340,7 @@ impl Firewall {
             env: Env::default(),
             rng: 0x5eed,
             states: StateTable::default(),
+            if_masks: Vec::new(),
         };
         fw.env.routes = vec![
             Route {
@@ -369,6 +373,8 @@ impl Firewall {
         if got != path {
             return Err(FirewallError::WrongAnchor { wanted: path.into(), got: got.into() });
         }
+        // New rules may name new interfaces.
+        self.if_masks.clear();
         for t in &ruleset.tables {
             let mut entries = Vec::new();
             for e in &t.entries {
@@ -492,6 +498,7 @@ impl Firewall {
     pub fn refresh_interfaces(&mut self, host: &dyn Host) {
         self.env.groups =
             host.interfaces().iter().map(|i| (i.name.clone(), i.groups.clone())).collect();
+        self.if_masks.clear();
         for d in self.dynamic.clone() {
             fill_dynamic(&mut self.tables[d.table], &d.ifname, d.flags, d.bits, host);
         }
@@ -560,6 +567,27 @@ impl Firewall {
         self.evaluate(pkt, meta, true)
     }
 
+    /// Bit `i`: whether interface `ifname` (name index `ifidx`) matches the rules' interface
+    /// name `i` (itself, or a group it is in), for the first 64 names; remembered for the
+    /// last few interfaces.
+    fn if_mask(&mut self, ifname: &str, ifidx: usize) -> u64 {
+        if let Some((_, m)) = self.if_masks.iter().find(|(n, _)| &**n == ifname) {
+            return *m;
+        }
+        let names = &self.env.names.ifnames;
+        let mut mask = 0u64;
+        for (i, group) in names.iter().enumerate().take(64) {
+            if i == ifidx || self.env.in_group(ifname, group) {
+                mask |= 1 << i;
+            }
+        }
+        if self.if_masks.len() >= 16 {
+            self.if_masks.clear();
+        }
+        self.if_masks.push((ifname.into(), mask));
+        mask
+    }
+
     fn evaluate(&mut self, pkt: &Packet<'_>, meta: &Meta<'_>, naive: bool) -> Decision {
         let (icmp_in, icmp_error) = match pkt.proto {
             sift_wire::ipproto::ICMP | sift_wire::ipproto::ICMPV6 => {
@@ -569,8 +597,11 @@ impl Firewall {
         };
         let pkt_tag =
             meta.tag.map_or(0, |t| self.env.names.tag_index.get(t).copied().unwrap_or(u16::MAX));
+        let ifidx = self.env.names.if_index.get(meta.ifname).copied().unwrap_or(usize::MAX);
+        let if_mask = self.if_mask(meta.ifname, ifidx);
         let mut ev = Eval {
-            ifidx: self.env.names.if_index.get(meta.ifname).copied().unwrap_or(usize::MAX),
+            ifidx,
+            if_mask,
             rcvidx: meta.received_on.and_then(|n| self.env.names.if_index.get(n).copied()),
             sets: &mut self.sets,
             tables: &mut self.tables,
@@ -582,6 +613,7 @@ impl Firewall {
             icmp_in,
             icmp_error,
             found: eval::Found { tag: -1, ..eval::Found::default() },
+            memo: eval::TableMemo::default(),
         };
         let end = if naive { ev.run_naive(0, None, 1) } else { ev.run() };
         let found = ev.found;

@@ -41,10 +41,13 @@ pub mod skip {
 pub(crate) enum AddrMatch {
     /// `any` (a zero mask), or an unused address: never a mismatch.
     Any,
-    /// Address and mask.
-    Mask { addr: u128, mask: u128 },
-    /// `a - b`, inclusive.
-    Range { from: u128, to: u128 },
+    /// A network: the address (masked) and its prefix length (1..=128).
+    Prefix { addr: u128, len: u8 },
+    /// Address and a mask that is not a prefix (boxed: rare, and a rule's hot fields stay
+    /// small).
+    Mask(Box<(u128, u128)>),
+    /// `a - b`, inclusive (boxed, as `Mask`).
+    Range(Box<(u128, u128)>),
     /// A table (index into the firewall's tables), also for dynamic interface addresses.
     Table(usize),
     /// `no-route`
@@ -128,28 +131,36 @@ pub(crate) struct Call {
 }
 
 /// One rule as the evaluator tests it.
+///
+/// `repr(C)` with the fields every visit reads first (the skip-step fields and the skip
+/// steps): evaluation jumps from rule to rule, so each visit is a fresh cache line, and what it
+/// reads should fit in few of them; the rest is read only by rules that get that far.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct Rule {
-    pub action: ast::Action,
-    pub quick: bool,
+    pub src: AddrMatch,
+    pub dst: AddrMatch,
     /// Index into the firewall's interface names, or `None` for any.
-    pub ifname: Option<usize>,
+    pub ifname: Option<u32>,
+    pub rdomain: Option<i32>,
+    pub skip: [u32; skip::COUNT],
+    /// Set when a `once` rule has matched.
+    pub expired: bool,
     pub ifnot: bool,
     pub dir: Dir,
-    pub rdomain: Option<i32>,
     /// 0 any, 4, 6.
     pub af: u8,
     pub proto: u8,
-    pub src: AddrMatch,
     pub src_neg: bool,
-    pub dst: AddrMatch,
     pub dst_neg: bool,
-    pub sport: PortMatch,
-    pub dport: PortMatch,
-    pub uid: PortMatch,
-    pub gid: PortMatch,
     pub flags: u8,
     pub flagset: u8,
+    pub sport: PortMatch,
+    pub dport: PortMatch,
+    pub action: ast::Action,
+    pub quick: bool,
+    pub uid: PortMatch,
+    pub gid: PortMatch,
     /// Type + 1 and code + 1, 0 for none.
     pub icmp_type: u8,
     pub icmp_code: u8,
@@ -163,8 +174,6 @@ pub(crate) struct Rule {
     pub keep_state: u8,
     pub sloppy: bool,
     pub once: bool,
-    /// Set when a `once` rule has matched.
-    pub expired: bool,
     /// Tag id set (0 none).
     pub tag: u16,
     /// `tagged`: (tag id, `!`).
@@ -173,7 +182,6 @@ pub(crate) struct Rule {
     pub rcv: Option<(usize, bool)>,
     pub pktrate: Option<Threshold>,
     pub call: Option<Call>,
-    pub skip: [u32; skip::COUNT],
     /// How often the rule was tested and matched (pf's `evaluations`, `packets`).
     pub evaluations: u64,
     pub matches: u64,
@@ -295,13 +303,17 @@ pub fn key(b: &[u8; 16]) -> u128 {
 pub(crate) fn addr_match(a: &AddrKind, table: &mut dyn FnMut(&AddrKind) -> usize) -> AddrMatch {
     match a {
         AddrKind::Mask { addr, mask } => {
-            if mask.iter().all(|&b| b == 0) {
+            let m = key(mask);
+            let len = m.leading_ones() as u8;
+            if m == 0 {
                 AddrMatch::Any
+            } else if crate::table::mask(len) == m {
+                AddrMatch::Prefix { addr: key(addr) & m, len }
             } else {
-                AddrMatch::Mask { addr: key(addr) & key(mask), mask: key(mask) }
+                AddrMatch::Mask(Box::new((key(addr) & m, m)))
             }
         }
-        AddrKind::Range { from, to } => AddrMatch::Range { from: key(from), to: key(to) },
+        AddrKind::Range { from, to } => AddrMatch::Range(Box::new((key(from), key(to)))),
         AddrKind::Dyn { .. } | AddrKind::Table(_) => AddrMatch::Table(table(a)),
         AddrKind::NoRoute => AddrMatch::NoRoute,
         AddrKind::UrpfFailed => AddrMatch::UrpfFailed,
@@ -321,7 +333,7 @@ pub(crate) fn compile_rule(
     Rule {
         action: r.action,
         quick: r.quick,
-        ifname: (!r.ifname.is_empty()).then(|| names.ifname(&r.ifname)),
+        ifname: (!r.ifname.is_empty()).then(|| names.ifname(&r.ifname) as u32),
         ifnot: r.ifnot,
         dir: r.direction,
         rdomain: r.onrdomain,

@@ -16,9 +16,11 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
+use std::sync::Arc;
 
 use crate::packet::{Direction, Family, Packet};
 use crate::rules::Threshold;
+use crate::state_index::KeyIndex;
 use crate::timeouts::{self, Settings, tm};
 use crate::{Reason, RuleId};
 
@@ -180,9 +182,9 @@ pub struct State {
     /// The direction of the packet that created it.
     pub direction: Direction,
     /// The interface it is bound to (`if-bound`), `None` floating.
-    pub ifname: Option<String>,
+    pub ifname: Option<Arc<str>>,
     /// The interface the creating packet passed.
-    pub created_on: String,
+    pub created_on: Arc<str>,
     /// The rule that created it (`None`: pf's default rule).
     pub rule: Option<RuleId>,
     /// The anchor rule whose rule set holds `rule`.
@@ -214,6 +216,8 @@ pub struct State {
     pub(crate) limits: u32,
     /// Marked for removal (pf's `PFTM_PURGE`).
     pub(crate) purge: bool,
+    /// The index hashes of `key` (set by the table on insertion).
+    pub(crate) hash: [u32; 2],
 }
 
 /// The table's counters (`pfctl -si`'s state table section).
@@ -227,18 +231,21 @@ pub struct StateCounters {
     pub removals: u64,
 }
 
+/// The most states a table makes room for ahead of need (its address space is reserved, not
+/// touched, until states arrive).
+const PRESIZE_STATES: usize = 1 << 20;
+
 /// The most slots one purge step examines (bounds the work any one packet does).
-pub const PURGE_MAX: usize = 2048;
-/// The fewest slots a purge step examines (so that a table is walked even while the clock
-/// stands still).
-pub const PURGE_MIN: usize = 4;
+pub const PURGE_MAX: usize = 1024;
 
 /// The state table.
 #[derive(Clone, Debug)]
 pub struct StateTable {
     slots: Vec<Option<State>>,
     free: Vec<u32>,
-    index: HashMap<StateKey, Vec<u32>, RandomState>,
+    index: KeyIndex,
+    /// Interface names, each held once and shared by the states on it.
+    ifnames: Vec<Arc<str>>,
     len: usize,
     /// The options that govern it.
     pub settings: Settings,
@@ -246,6 +253,8 @@ pub struct StateTable {
     limit_index: HashMap<Option<RuleId>, u32>,
     pub(crate) src_nodes: HashMap<SrcKey, SrcNode, RandomState>,
     cursor: usize,
+    /// Slots the purge still owes (see [`StateTable::tick`]).
+    purge_debt: usize,
     clock: u64,
     counters: StateCounters,
 }
@@ -262,13 +271,15 @@ impl StateTable {
         StateTable {
             slots: Vec::new(),
             free: Vec::new(),
-            index: HashMap::with_hasher(RandomState::new()),
+            index: KeyIndex::default(),
+            ifnames: Vec::new(),
             len: 0,
             settings,
             limits: Vec::new(),
             limit_index: HashMap::new(),
             src_nodes: HashMap::with_hasher(RandomState::new()),
             cursor: 0,
+            purge_debt: 0,
             clock: 0,
             counters: StateCounters::default(),
         }
@@ -282,6 +293,16 @@ impl StateTable {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Interface `name`, shared with the states already on it.
+    pub(crate) fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.ifnames.iter().find(|n| &***n == name) {
+            return n.clone();
+        }
+        let n: Arc<str> = name.into();
+        self.ifnames.push(n.clone());
+        n
     }
 
     /// How many source tracking nodes.
@@ -361,10 +382,10 @@ impl StateTable {
         now: u64,
     ) -> Option<StateId> {
         self.counters.searches += 1;
-        let ids = self.index.get(key)?;
+        let hash = self.index.hash(key);
         let mut found = None;
         let mut dead = Vec::new();
-        for &id in ids {
+        for id in self.index.candidates(hash) {
             let Some(s) = self.slots[id as usize].as_ref() else { continue };
             if s.ifname.as_deref().is_some_and(|i| i != ifname) {
                 continue;
@@ -392,8 +413,8 @@ impl StateTable {
     /// Whether a live state of `key` exists for a packet going `dir` on `ifname` (as
     /// [`StateTable::find`], changing nothing).
     pub fn peek(&self, key: &StateKey, ifname: &str, dir: Direction, now: u64) -> bool {
-        let Some(ids) = self.index.get(key) else { return false };
-        ids.iter().filter_map(|&id| self.slots[id as usize].as_ref()).any(|s| {
+        let hash = self.index.hash(key);
+        self.index.candidates(hash).filter_map(|id| self.slots[id as usize].as_ref()).any(|s| {
             let side = if dir == Direction::In { &s.key[0] } else { &s.key[1] };
             s.ifname.as_deref().is_none_or(|i| i == ifname) && side == key && self.expires(s) > now
         })
@@ -402,28 +423,33 @@ impl StateTable {
     /// Inserts `s` (pf's `pf_state_insert`): fails with `state-insert` when a state of the same
     /// key, interface binding and direction exists — unless both are closed TCP states, when
     /// the old one goes.
-    pub(crate) fn insert(&mut self, s: State, now: u64) -> Result<StateId, Reason> {
-        if let Some(ids) = self.index.get(&s.key[0]) {
-            let mut old = None;
-            for &id in ids {
-                let Some(o) = self.slots[id as usize].as_ref() else { continue };
-                if o.ifname == s.ifname && o.direction == s.direction && o.key == s.key {
-                    let closed = |p: &Peer| p.state >= tcps::FIN_WAIT_2;
-                    let reusable = o.key[0].proto == sift_wire::ipproto::TCP
-                        && closed(&o.src)
-                        && closed(&o.dst);
-                    if reusable || self.expires(o) <= now {
-                        old = Some(id);
-                    } else {
-                        return Err(Reason::StateInsert);
-                    }
+    pub(crate) fn insert(&mut self, mut s: State, now: u64) -> Result<StateId, Reason> {
+        if self.slots.is_empty() {
+            // Room for the states the limit allows (up to a bound), so that a filling table
+            // neither rehashes nor copies its states while packets wait.
+            let room = (self.settings.state_limit as usize).min(PRESIZE_STATES);
+            self.index.reserve(room);
+            self.slots.reserve(room);
+        }
+        s.hash = [self.index.hash(&s.key[0]), self.index.hash(&s.key[1])];
+        let mut old = None;
+        for id in self.index.candidates(s.hash[0]) {
+            let Some(o) = self.slots[id as usize].as_ref() else { continue };
+            if o.ifname == s.ifname && o.direction == s.direction && o.key == s.key {
+                let closed = |p: &Peer| p.state >= tcps::FIN_WAIT_2;
+                let reusable =
+                    o.key[0].proto == sift_wire::ipproto::TCP && closed(&o.src) && closed(&o.dst);
+                if reusable || self.expires(o) <= now {
+                    old = Some(id);
+                } else {
+                    return Err(Reason::StateInsert);
                 }
             }
-            if let Some(id) = old {
-                self.remove(StateId(id));
-            }
         }
-        let keys = s.key;
+        if let Some(id) = old {
+            self.remove(StateId(id));
+        }
+        let (keys, hash) = (s.key, s.hash);
         let id = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(s);
@@ -434,9 +460,9 @@ impl StateTable {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.entry(keys[0]).or_default().push(id);
+        self.index.insert(hash[0], id);
         if keys[1] != keys[0] {
-            self.index.entry(keys[1]).or_default().push(id);
+            self.index.insert(hash[1], id);
         }
         self.len += 1;
         self.counters.inserts += 1;
@@ -446,13 +472,9 @@ impl StateTable {
     /// Removes state `id` (pf's `pf_remove_state` and `pf_free_state`).
     pub fn remove(&mut self, id: StateId) -> Option<State> {
         let s = self.slots.get_mut(id.0 as usize)?.take()?;
-        for k in s.key.iter().take(if s.key[1] == s.key[0] { 1 } else { 2 }) {
-            if let Some(v) = self.index.get_mut(k) {
-                v.retain(|&x| x != id.0);
-                if v.is_empty() {
-                    self.index.remove(k);
-                }
-            }
+        self.index.remove(s.hash[0], id.0);
+        if s.key[1] != s.key[0] {
+            self.index.remove(s.hash[1], id.0);
         }
         let l = &mut self.limits[s.limits as usize];
         l.states = l.states.saturating_sub(1);
@@ -594,17 +616,24 @@ impl StateTable {
     }
 
     /// Moves the clock to `now` and purges a bounded slice of the table (pf's
-    /// `pf_purge_expired_states`: the whole table once per `interval`); returns how many
-    /// states were removed.
+    /// `pf_purge_expired_states`: the whole table once per `interval`, here as a debt of slots
+    /// to examine that grows with the clock and is paid at most [`PURGE_MAX`] slots a packet;
+    /// while the clock stands still packets pay nothing); returns how many states were removed.
     pub fn tick(&mut self, now: u64) -> usize {
         let elapsed = now.saturating_sub(self.clock);
         self.clock = self.clock.max(now);
-        if self.slots.is_empty() {
+        let slots = self.slots.len() as u64;
+        if elapsed > 0 {
+            let interval = u64::from(self.settings.timeouts[tm::INTERVAL].max(1));
+            let share = slots.saturating_mul(elapsed).div_ceil(interval);
+            // One walk of the table is the most ever owed.
+            self.purge_debt = (self.purge_debt + share as usize).min(slots as usize);
+        }
+        if self.purge_debt == 0 {
             return 0;
         }
-        let interval = u64::from(self.settings.timeouts[tm::INTERVAL].max(1));
-        let share = (self.slots.len() as u64).saturating_mul(elapsed) / interval;
-        let budget = (share as usize).clamp(PURGE_MIN, PURGE_MAX);
+        let budget = self.purge_debt.min(PURGE_MAX);
+        self.purge_debt -= budget;
         self.purge(now, budget)
     }
 
@@ -746,6 +775,7 @@ mod tests {
             tcp_est: false,
             limits: 0,
             purge: false,
+            hash: [0; 2],
         }
     }
 

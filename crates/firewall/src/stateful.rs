@@ -239,9 +239,11 @@ impl Firewall {
         d: &Decision,
     ) -> Result<StateId, Reason> {
         let now = meta.now;
-        let rule: Option<&ast::Rule> = d.rule.and_then(|id| self.rule(id));
-        let rule = rule.cloned();
-        let limits = self.states.limits_for(d.rule, rule.as_ref());
+        // The rule by field, not through `Firewall::rule`, so that the state table can be
+        // borrowed beside it.
+        let rule: Option<&ast::Rule> =
+            d.rule.and_then(|id| self.sets.get(id.ruleset)?.source.get(id.nr as usize));
+        let limits = self.states.limits_for(d.rule, rule);
         let settings_limit = self.states.settings.state_limit;
         let l = &self.states.limits[limits as usize];
         if l.max_states != 0 && l.states >= l.max_states {
@@ -250,7 +252,7 @@ impl Firewall {
         if self.states.len() >= settings_limit as usize {
             return Err(Reason::Memory);
         }
-        let flag = rule.as_ref().map_or(0, |r| r.rule_flag);
+        let flag = rule.map_or(0, |r| r.rule_flag);
         let if_bound = if flag & ast::flag::IFBOUND != 0 {
             true
         } else {
@@ -266,7 +268,7 @@ impl Firewall {
         };
         let key = StateKey::of(pkt, meta.rdomain, ports, meta.dir);
         let tracks = flag & (ast::flag::SRCTRACK | ast::flag::RULESRCTRACK) != 0
-            || rule.as_ref().is_some_and(|r| {
+            || rule.is_some_and(|r| {
                 r.max_src_states != 0
                     || r.max_src_conn != 0
                     || r.max_src_conn_rate.0 != 0
@@ -285,8 +287,8 @@ impl Firewall {
         let mut s = State {
             key: [key, key],
             direction: meta.dir,
-            ifname: if_bound.then(|| meta.ifname.to_string()),
-            created_on: meta.ifname.to_string(),
+            ifname: if_bound.then(|| self.states.intern(meta.ifname)),
+            created_on: self.states.intern(meta.ifname),
             rule: d.rule,
             anchor: d.anchor,
             kind: d.keep_state,
@@ -303,6 +305,7 @@ impl Firewall {
             tcp_est: false,
             limits,
             purge: false,
+            hash: [0; 2],
         };
         match pkt.proto {
             ipproto::TCP => {

@@ -251,14 +251,19 @@ impl Table {
     /// Whether the address (16 bytes as pf's `pf_addr`, IPv4 in the first four) of family
     /// `v4`/IPv6 matches; counts the lookup.
     pub fn match_key(&mut self, key: u128, v4: bool) -> bool {
-        let t = if v4 { &self.v4 } else { &self.v6 };
-        let hit = t.lookup(key) == Some(false);
+        let t = if v4 { &mut self.v4 } else { &mut self.v6 };
+        let hit = t.lookup_counted(key) == Some(false);
+        self.count(hit);
+        hit
+    }
+
+    /// Counts a lookup whose answer was `hit` (for a caller that remembered the answer).
+    pub(crate) fn count(&mut self, hit: bool) {
         if hit {
             self.counters.matches += 1;
         } else {
             self.counters.misses += 1;
         }
-        hit
     }
 
     /// Like [`Table::test`], counting the lookup as a rule's would.
@@ -327,6 +332,12 @@ struct Node {
 }
 
 /// A path-compressed binary trie over keys of `width` bits (32 or 128).
+///
+/// A large trie is deep (a million prefixes: some twenty nodes from the root to a host's
+/// entry), and its lower levels miss the caches. Once it has been looked up often enough
+/// since it last changed, a jump table indexed by the key's first bits (see [`Jump`]) takes
+/// lookups past the top levels in one access; any change drops it, so tables that change
+/// between lookups never pay for building one.
 #[derive(Clone, Debug)]
 struct Trie {
     nodes: Vec<Node>,
@@ -334,7 +345,28 @@ struct Trie {
     root: u32,
     width: u8,
     entries: usize,
+    jump: Option<Jump>,
+    /// Lookups since the last change (counted by [`Trie::lookup_counted`]).
+    lookups: u64,
 }
+
+/// For each value of a key's first `bits` bits (a block of addresses): the node where a walk
+/// from the root for any key of the block arrives once it has passed the nodes shorter than
+/// `bits` (`NIL`: the walk ends there), and the entry found on the way (as
+/// [`Node::entry`]). Those nodes' tests depend only on the block, so the walk can start there.
+#[derive(Clone, Debug)]
+struct Jump {
+    bits: u8,
+    slots: Vec<(u32, u8)>,
+}
+
+/// The fewest entries a trie has before it gets a jump table, and the entries from which it
+/// uses [`JUMP_BITS_LARGE`] bits instead of [`JUMP_BITS_SMALL`].
+const JUMP_MIN_ENTRIES: usize = 4096;
+const JUMP_LARGE_ENTRIES: usize = 1 << 17;
+/// Jump table sizes: 2^16 slots (512 KiB) and 2^20 (8 MiB).
+const JUMP_BITS_SMALL: u8 = 16;
+const JUMP_BITS_LARGE: u8 = 20;
 
 impl Default for Trie {
     fn default() -> Trie {
@@ -344,7 +376,69 @@ impl Default for Trie {
 
 impl Trie {
     fn new(width: u8) -> Trie {
-        Trie { nodes: Vec::new(), free: Vec::new(), root: NIL, width, entries: 0 }
+        Trie {
+            nodes: Vec::new(),
+            free: Vec::new(),
+            root: NIL,
+            width,
+            entries: 0,
+            jump: None,
+            lookups: 0,
+        }
+    }
+
+    /// The trie changed: its jump table no longer holds.
+    fn changed(&mut self) {
+        self.jump = None;
+        self.lookups = 0;
+    }
+
+    /// [`Trie::lookup`] for a rule's test: counts it, and builds the jump table once the trie
+    /// is large and has been looked up about as often as building the table costs (one walk
+    /// per slot) since it last changed.
+    fn lookup_counted(&mut self, key: u128) -> Option<bool> {
+        if self.jump.is_none() && self.entries >= JUMP_MIN_ENTRIES {
+            self.lookups += 1;
+            let bits =
+                if self.entries >= JUMP_LARGE_ENTRIES { JUMP_BITS_LARGE } else { JUMP_BITS_SMALL };
+            if self.lookups >= 1 << bits && bits <= self.width {
+                self.build_jump(bits);
+            }
+        }
+        self.lookup(key)
+    }
+
+    fn build_jump(&mut self, bits: u8) {
+        let mut slots = vec![(NIL, 0u8); 1 << bits];
+        // Depth-first over the nodes shorter than `bits`: each fills the blocks it covers with
+        // the walk's result for a key that fails its test, then its children refine them.
+        let mut stack = vec![(self.root, 0u128, 0u8, 0u8)];
+        while let Some((n, region, region_len, best)) = stack.pop() {
+            let block = |key: u128| (key >> (128 - u32::from(bits))) as usize;
+            let span = |len: u8| 1usize << (bits - len.min(bits));
+            let first = block(region);
+            slots[first..first + span(region_len)].fill((NIL, best));
+            if n == NIL {
+                continue;
+            }
+            let node = self.nodes[n as usize];
+            if node.len >= bits {
+                // Exactly one block can match the node's first `bits` bits.
+                let b = block(node.key);
+                if (node.key & mask(region_len)) == region {
+                    slots[b] = (n, best);
+                }
+                continue;
+            }
+            if (node.key & mask(region_len)) != region {
+                continue;
+            }
+            let best = if node.entry != 0 { node.entry } else { best };
+            let one = 1u128 << (127 - u32::from(node.len));
+            stack.push((node.child[0], node.key, node.len + 1, best));
+            stack.push((node.child[1], node.key | one, node.len + 1, best));
+        }
+        self.jump = Some(Jump { bits, slots });
     }
 
     fn alloc(&mut self, key: u128, len: u8, entry: u8) -> u32 {
@@ -361,8 +455,10 @@ impl Trie {
     /// The entry of the longest prefix covering `key`: `Some(negated)`, or `None`.
     #[inline]
     fn lookup(&self, key: u128) -> Option<bool> {
-        let mut best = 0u8;
-        let mut n = self.root;
+        let (mut n, mut best) = match &self.jump {
+            Some(j) => j.slots[(key >> (128 - u32::from(j.bits))) as usize],
+            None => (self.root, 0u8),
+        };
         while n != NIL {
             let node = &self.nodes[n as usize];
             if (key & mask(node.len)) != node.key {
@@ -400,6 +496,7 @@ impl Trie {
 
     /// Inserts `key/len`; `overwrite` changes a conflicting negation instead of refusing.
     fn insert(&mut self, key: u128, len: u8, negated: bool, overwrite: bool) -> Added {
+        self.changed();
         let key = key & mask(len);
         let want = if negated { 2 } else { 1 };
         let mut at: Option<(u32, usize)> = None;
@@ -456,6 +553,7 @@ impl Trie {
 
     /// Removes the entry `key/len` (with negation `negated` when given).
     fn remove(&mut self, key: u128, len: u8, negated: Option<bool>) -> bool {
+        self.changed();
         let mut parent: Option<(u32, usize)> = None;
         let mut at: Option<(u32, usize)> = None;
         loop {
@@ -528,6 +626,55 @@ fn common_len(a: u128, alen: u8, b: u128, blen: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The jump table gives every lookup the plain walk's answer, for both families and both
+    /// jump sizes, and is dropped (then rebuilt) when the table changes.
+    #[test]
+    fn jump_table_answers_as_the_walk() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (v4, count, bits) in [(true, 5000, 16), (true, 140_000, 20), (false, 5000, 16)] {
+            let mut t = Table::new("t");
+            // Prefixes clustered in a few blocks (so that blocks hold deep subtries), plus
+            // short ones spanning many blocks, some negated.
+            while t.len() < count {
+                let r = next();
+                let (addr, len) = if v4 {
+                    let a = (r as u32 & 0x0f0f_ffff) | 0x0a00_0000;
+                    let len = [4u8, 8, 12, 14, 16, 17, 20, 24, 24, 28, 32][(r >> 40) as usize % 11];
+                    (IpAddr::V4(a.into()), len)
+                } else {
+                    let a = u128::from(r) << 64 | u128::from(next()) | 0x2001 << 112;
+                    let len = [8u8, 15, 16, 17, 32, 48, 64, 128][(r >> 40) as usize % 8];
+                    (IpAddr::V6(a.into()), len)
+                };
+                t.add(Prefix::new(addr, len, (r >> 50) % 7 == 0).unwrap());
+            }
+            let probes: Vec<u128> = (0..20_000)
+                .map(|i| {
+                    let r = u128::from(next());
+                    let k = if v4 { (r & 0x0f0f_ffff_u128 | 0x0a00_0000) << 96 } else { r << 64 };
+                    // Every third probe is an entry's own network.
+                    if i % 3 == 0 { k & mask(24) } else { k }
+                })
+                .collect();
+            let trie = if v4 { &mut t.v4 } else { &mut t.v6 };
+            let walked: Vec<Option<bool>> = probes.iter().map(|&k| trie.lookup(k)).collect();
+            for _ in 0..(1u32 << bits) {
+                trie.lookup_counted(probes[0]);
+            }
+            assert_eq!(trie.jump.as_ref().map(|j| j.bits), Some(bits));
+            let jumped: Vec<Option<bool>> = probes.iter().map(|&k| trie.lookup(k)).collect();
+            assert_eq!(walked, jumped, "v4 {v4} bits {bits}");
+            trie.insert(probes[1] & mask(8), 8, false, false);
+            assert!(trie.jump.is_none());
+        }
+    }
 
     fn p(s: &str) -> Prefix {
         s.parse().unwrap()
