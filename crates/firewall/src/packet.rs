@@ -270,13 +270,15 @@ impl<'a> Packet<'a> {
         }
         let total = (self.len as usize).min(self.bytes.len());
         match self.af {
+            // `get`, not indexing: a `Packet` built by hand may carry fewer bytes than its
+            // fields claim.
             Family::Inet => {
-                let hlen = usize::from(self.bytes[0] & 0x0f) * 4;
+                let hlen = usize::from(self.bytes.first().map_or(0, |b| b & 0x0f)) * 4;
                 self.bytes.get(hlen..total).unwrap_or(&[])
             }
             Family::Inet6 => {
-                let data = &self.bytes[sift_wire::ipv6::HEADER_LEN..total];
-                let mut next = self.bytes[6];
+                let data = self.bytes.get(sift_wire::ipv6::HEADER_LEN..total).unwrap_or(&[]);
+                let Some(&(mut next)) = self.bytes.get(6) else { return &[] };
                 let mut off = 0usize;
                 for _ in 0..64 {
                     if next == self.proto || !is_ext_header(next) {

@@ -175,20 +175,32 @@ pub(crate) struct RuleLimits {
 }
 
 /// One state (pf's `pf_state`).
+///
+/// `repr(C)`, cache-line aligned, with what a packet of an established flow reads (keys,
+/// binding, clock, peers, counters, the rule) in the first four lines and the rest after: in
+/// a table of a million states each packet's state is a cache miss.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct State {
     /// Keys: wire side, stack side (equal without translation).
     pub key: [StateKey; 2],
-    /// The direction of the packet that created it.
-    pub direction: Direction,
+    /// When it was last updated (pf's `expire` field: the timeout counts from here).
+    pub last: u64,
     /// The interface it is bound to (`if-bound`), `None` floating.
     pub ifname: Option<Arc<str>>,
-    /// The interface the creating packet passed.
-    pub created_on: Arc<str>,
-    /// The rule that created it (`None`: pf's default rule).
-    pub rule: Option<RuleId>,
-    /// The anchor rule whose rule set holds `rule`.
-    pub anchor: Option<RuleId>,
+    /// Its current timeout ([`tm`] index).
+    pub timeout: usize,
+    /// The creating side.
+    pub src: Peer,
+    /// The other side.
+    pub dst: Peer,
+    /// Packets: in the creating direction, in the other.
+    pub packets: [u64; 2],
+    /// Bytes, as `packets`.
+    pub bytes: [u64; 2],
+    pub(crate) limits: u32,
+    /// The direction of the packet that created it.
+    pub direction: Direction,
     /// `keep`, `modulate` or `synproxy` (`sift_pf::ast::state`; the last two are recorded,
     /// not applied).
     pub kind: u8,
@@ -196,26 +208,19 @@ pub struct State {
     pub sloppy: bool,
     /// The rule's `log` bits.
     pub log: u8,
-    /// The creating side.
-    pub src: Peer,
-    /// The other side.
-    pub dst: Peer,
-    /// Its current timeout ([`tm`] index).
-    pub timeout: usize,
-    /// When it was created (seconds on the virtual clock).
-    pub creation: u64,
-    /// When it was last updated (pf's `expire` field: the timeout counts from here).
-    pub last: u64,
-    /// Packets: in the creating direction, in the other.
-    pub packets: [u64; 2],
-    /// Bytes, as `packets`.
-    pub bytes: [u64; 2],
-    pub(crate) src_node: Option<SrcKey>,
-    /// Counted as an established connection of its source node.
-    pub(crate) tcp_est: bool,
-    pub(crate) limits: u32,
     /// Marked for removal (pf's `PFTM_PURGE`).
     pub(crate) purge: bool,
+    /// Counted as an established connection of its source node.
+    pub(crate) tcp_est: bool,
+    /// The rule that created it (`None`: pf's default rule).
+    pub rule: Option<RuleId>,
+    /// The anchor rule whose rule set holds `rule`.
+    pub anchor: Option<RuleId>,
+    /// The interface the creating packet passed.
+    pub created_on: Arc<str>,
+    /// When it was created (seconds on the virtual clock).
+    pub creation: u64,
+    pub(crate) src_node: Option<SrcKey>,
     /// The index hashes of `key` (set by the table on insertion).
     pub(crate) hash: [u32; 2],
 }
