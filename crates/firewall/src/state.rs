@@ -436,7 +436,8 @@ impl StateTable {
             self.index.reserve(room);
             self.slots.reserve(room);
         }
-        s.hash = [self.index.hash(&s.key[0]), self.index.hash(&s.key[1])];
+        let h0 = self.index.hash(&s.key[0]);
+        s.hash = [h0, if s.key[1] == s.key[0] { h0 } else { self.index.hash(&s.key[1]) }];
         let mut old = None;
         for id in self.index.candidates(s.hash[0]) {
             let Some(o) = self.slots[id as usize].as_ref() else { continue };
