@@ -9,10 +9,10 @@
 //! every rule in turn and enters anchors by recursion. They must agree on every packet; the
 //! differential test holds them to it.
 
-use sift_pf::ast::{self, Dir};
+use sift_pf::ast;
 use sift_wire::ipproto;
 
-use crate::packet::{Direction, Family, Meta, Packet};
+use crate::packet::{Family, Meta, Packet};
 use crate::rules::{AddrMatch, Rule, RuleSet, skip};
 use crate::table::Table;
 use crate::{Env, RuleId};
@@ -51,9 +51,16 @@ pub(crate) struct Found {
     pub tag: i32,
 }
 
-/// One evaluation's state (pf's `pf_test_ctx`).
+/// One evaluation's state (pf's `pf_test_ctx`): the rule sets, and beside them everything
+/// else a rule's tests read or change (two fields, so a rule can be borrowed from the one while
+/// the other is tested against it).
 pub(crate) struct Eval<'a> {
     pub sets: &'a mut [RuleSet],
+    pub cx: Cx<'a>,
+}
+
+/// What a rule's tests read and change: the packet, tables, the generator, the findings.
+pub(crate) struct Cx<'a> {
     pub tables: &'a mut [Table],
     pub env: &'a Env,
     pub rng: &'a mut u64,
@@ -64,8 +71,11 @@ pub(crate) struct Eval<'a> {
     pub ifidx: usize,
     pub rcvidx: Option<usize>,
     /// Bit `i`: whether the packet's interface matches interface name `i` (the first 64
-    /// names; [`Eval::if_match`] answers for the rest).
+    /// names; [`Cx::if_match`] answers for the rest).
     pub if_mask: u64,
+    /// The packet's direction and family as [`Rule::dirs`] and [`Rule::afs`] test them.
+    pub dir_bit: u8,
+    pub af_bit: u8,
     /// The packet's own tag id (0 none).
     pub pkt_tag: u16,
     /// ICMP: a query (pf's `icmp_dir == PF_IN`) and an error (`state_icmp`).
@@ -83,16 +93,25 @@ pub(crate) struct Eval<'a> {
 pub(crate) struct TableMemo {
     entries: [(usize, u128, bool); 4],
     used: usize,
+    /// The lookup asked last (table, address) and its answer, tested first.
+    last: Option<(usize, u128)>,
+    last_hit: bool,
 }
 
 impl TableMemo {
-    fn get(&self, table: usize, key: u128) -> Option<bool> {
-        self.entries[..self.used.min(4)].iter().find(|e| e.0 == table && e.1 == key).map(|e| e.2)
+    fn get(&mut self, table: usize, key: u128) -> Option<bool> {
+        let hit = self.entries[..self.used.min(4)]
+            .iter()
+            .find(|e| e.0 == table && e.1 == key)
+            .map(|e| e.2)?;
+        (self.last, self.last_hit) = (Some((table, key)), hit);
+        Some(hit)
     }
 
     fn put(&mut self, table: usize, key: u128, hit: bool) {
         self.entries[self.used % 4] = (table, key, hit);
         self.used += 1;
+        (self.last, self.last_hit) = (Some((table, key)), hit);
     }
 }
 
@@ -122,14 +141,20 @@ pub(crate) fn next_random(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-impl Eval<'_> {
+impl Cx<'_> {
     /// Whether the address test `m` (negated when `neg`) fails for `a` (pf's `PF_MISMATCHAW`);
     /// `src` says whether `a` is the source (`urpf-failed` tests only sources).
     #[inline]
     fn addr_mismatch(&mut self, m: &AddrMatch, neg: bool, a: u128, src: bool) -> bool {
         let miss = match m {
             AddrMatch::Any => false,
+            AddrMatch::Prefix32 { addr, mask } => ((a >> 96) as u32 & mask) != *addr,
             AddrMatch::Prefix { addr, len } => (a & crate::table::mask(*len)) != *addr,
+            AddrMatch::Table(t) if self.memo.last == Some((*t, a)) => {
+                let hit = self.memo.last_hit;
+                self.tables[*t].count(hit);
+                !hit
+            }
             _ => self.addr_mismatch_slow(m, a, src),
         };
         miss != neg
@@ -141,6 +166,7 @@ impl Eval<'_> {
         let v4 = self.pkt.af == Family::Inet;
         match m {
             AddrMatch::Any => false,
+            AddrMatch::Prefix32 { addr, mask } => ((a >> 96) as u32 & mask) != *addr,
             AddrMatch::Prefix { addr, len } => (a & crate::table::mask(*len)) != *addr,
             AddrMatch::Mask(m) => (a & m.1) != m.0,
             AddrMatch::Range(r) => a < r.0 || a > r.1,
@@ -174,19 +200,9 @@ impl Eval<'_> {
         }
     }
 
-    /// The tests of `pf_match_rule`, in its order, for rule `r` of rule set `rs`.
-    #[inline]
-    pub(crate) fn check(&mut self, rs: usize, ri: usize) -> Result<(), Miss> {
-        // Split the borrow: the rule is read while tables and the generator change.
-        let sets = std::mem::take(&mut self.sets);
-        let r = &mut sets[rs].rules[ri];
-        let res = self.check_rule(r);
-        self.sets = sets;
-        res
-    }
-
-    #[inline]
-    fn check_rule(&mut self, r: &mut Rule) -> Result<(), Miss> {
+    /// The tests of `pf_match_rule`, in its order, for rule `r`.
+    #[inline(always)]
+    pub(crate) fn check_rule(&mut self, r: &mut Rule) -> Result<(), Miss> {
         let pkt = self.pkt;
         let meta = self.meta;
         r.evaluations += 1;
@@ -197,17 +213,9 @@ impl Eval<'_> {
             Some(i) if i < 64 => (self.if_mask >> i & 1 != 0) == r.ifnot,
             Some(i) => self.if_match(i as usize, Some(self.ifidx), Some(meta.ifname)) == r.ifnot,
         };
-        let dir_fails = match r.dir {
-            Dir::InOut => false,
-            Dir::In => meta.dir != Direction::In,
-            Dir::Out => meta.dir != Direction::Out,
-        };
+        let dir_fails = r.dirs & self.dir_bit == 0;
         let rdom_fails = r.rdomain.is_some_and(|d| (d == meta.rdomain) == r.ifnot);
-        let af = match pkt.af {
-            Family::Inet => 4,
-            Family::Inet6 => 6,
-        };
-        let af_fails = r.af != 0 && r.af != af;
+        let af_fails = r.afs & self.af_bit == 0;
         let proto_fails = r.proto != 0 && r.proto != pkt.proto;
         let fails = u32::from(if_fails) << skip::IFP
             | u32::from(dir_fails) << skip::DIR
@@ -331,6 +339,14 @@ impl Eval<'_> {
         }
         Ok(())
     }
+}
+
+impl Eval<'_> {
+    /// [`Cx::check_rule`] for rule `ri` of rule set `rs`.
+    #[inline(always)]
+    pub(crate) fn check(&mut self, rs: usize, ri: usize) -> Result<(), Miss> {
+        self.cx.check_rule(&mut self.sets[rs].rules[ri])
+    }
 
     /// What a matching rule does that is not a jump: its tag; for a rule without an anchor,
     /// `once`, recording it as a match rule or as the decision so far. Returns whether it
@@ -338,7 +354,7 @@ impl Eval<'_> {
     fn matched(&mut self, rs: usize, ri: usize, anchor: Option<RuleId>) -> bool {
         let r = &mut self.sets[rs].rules[ri];
         if r.tag != 0 {
-            self.found.tag = i32::from(r.tag);
+            self.cx.found.tag = i32::from(r.tag);
         }
         if r.call.is_some() {
             return false;
@@ -349,10 +365,10 @@ impl Eval<'_> {
         r.matches += 1;
         let id = RuleId { ruleset: rs, nr: ri as u32 };
         if r.action == ast::Action::Match {
-            self.found.matches.push(id);
+            self.cx.found.matches.push(id);
         } else {
-            self.found.rule = Some(id);
-            self.found.anchor = anchor;
+            self.cx.found.rule = Some(id);
+            self.cx.found.anchor = anchor;
         }
         r.quick
     }
@@ -376,22 +392,8 @@ impl Eval<'_> {
         let mut ri = 0usize;
         let mut anchor: Option<RuleId> = None;
         loop {
-            'rules: while ri < self.sets[rs].rules.len() {
-                if self.sets[rs].rules[ri].expired {
-                    ri += 1;
-                    continue;
-                }
-                match self.check(rs, ri) {
-                    Err(Miss::Skip(f)) => {
-                        ri = self.sets[rs].rules[ri].skip[f] as usize;
-                        continue;
-                    }
-                    Err(Miss::Next) => {
-                        ri += 1;
-                        continue;
-                    }
-                    Ok(()) => {}
-                }
+            'rules: while let Some(found) = next_match(&mut self.sets[rs].rules, &mut self.cx, ri) {
+                ri = found;
                 if self.matched(rs, ri, anchor) {
                     return End::Quick;
                 }
@@ -414,7 +416,7 @@ impl Eval<'_> {
             // The rule set is done: back to the anchor rule that entered it.
             let Some(mut f) = stack.pop() else { return End::Done };
             let call_rule = RuleId { ruleset: f.rs, nr: f.ri as u32 };
-            if self.sets[f.rs].rules[f.ri].quick && self.found.anchor == Some(call_rule) {
+            if self.sets[f.rs].rules[f.ri].quick && self.cx.found.anchor == Some(call_rule) {
                 return End::Quick;
             }
             if f.next_child < f.children.len() {
@@ -454,13 +456,31 @@ impl Eval<'_> {
                     End::Done => {}
                     other => return other,
                 }
-                if self.sets[rs].rules[ri].quick && self.found.anchor == Some(here) {
+                if self.sets[rs].rules[ri].quick && self.cx.found.anchor == Some(here) {
                     return End::Quick;
                 }
             }
         }
         End::Done
     }
+}
+
+/// The first rule from `ri` on that matches, moving by skip steps (the evaluator's hot loop:
+/// one slice, no other borrow).
+#[inline]
+fn next_match(rules: &mut [Rule], cx: &mut Cx<'_>, mut ri: usize) -> Option<usize> {
+    while let Some(r) = rules.get_mut(ri) {
+        if r.expired {
+            ri += 1;
+            continue;
+        }
+        match cx.check_rule(r) {
+            Err(Miss::Skip(f)) => ri = r.skip[f] as usize,
+            Err(Miss::Next) => ri += 1,
+            Ok(()) => return Some(ri),
+        }
+    }
+    None
 }
 
 /// pf's `pf_match_uid`/`pf_match_gid`: an unknown id matches only `=` and `!=` tests.

@@ -600,23 +600,27 @@ impl Firewall {
         let ifidx = self.env.names.if_index.get(meta.ifname).copied().unwrap_or(usize::MAX);
         let if_mask = self.if_mask(meta.ifname, ifidx);
         let mut ev = Eval {
-            ifidx,
-            if_mask,
-            rcvidx: meta.received_on.and_then(|n| self.env.names.if_index.get(n).copied()),
             sets: &mut self.sets,
-            tables: &mut self.tables,
-            env: &self.env,
-            rng: &mut self.rng,
-            pkt,
-            meta,
-            pkt_tag,
-            icmp_in,
-            icmp_error,
-            found: eval::Found { tag: -1, ..eval::Found::default() },
-            memo: eval::TableMemo::default(),
+            cx: eval::Cx {
+                ifidx,
+                if_mask,
+                dir_bit: if meta.dir == Direction::In { 1 } else { 2 },
+                af_bit: if pkt.af == Family::Inet { 1 } else { 2 },
+                rcvidx: meta.received_on.and_then(|n| self.env.names.if_index.get(n).copied()),
+                tables: &mut self.tables,
+                env: &self.env,
+                rng: &mut self.rng,
+                pkt,
+                meta,
+                pkt_tag,
+                icmp_in,
+                icmp_error,
+                found: eval::Found { tag: -1, ..eval::Found::default() },
+                memo: eval::TableMemo::default(),
+            },
         };
         let end = if naive { ev.run_naive(0, None, 1) } else { ev.run() };
-        let found = ev.found;
+        let found = ev.cx.found;
         let mut d = Decision::refused(Reason::Match);
         d.quick = end == End::Quick;
         d.anchor_overflow = end == End::Overflow;

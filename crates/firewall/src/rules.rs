@@ -41,7 +41,10 @@ pub mod skip {
 pub(crate) enum AddrMatch {
     /// `any` (a zero mask), or an unused address: never a mismatch.
     Any,
-    /// A network: the address (masked) and its prefix length (1..=128).
+    /// A network of at most 32 bits of prefix: the key's top 32 bits masked (an IPv4 network,
+    /// or a short IPv6 one).
+    Prefix32 { addr: u32, mask: u32 },
+    /// A network: the address (masked) and its prefix length (33..=128).
     Prefix { addr: u128, len: u8 },
     /// Address and a mask that is not a prefix (boxed: rare, and a rule's hot fields stay
     /// small).
@@ -144,6 +147,9 @@ pub(crate) struct Rule {
     pub ifname: Option<u32>,
     pub rdomain: Option<i32>,
     pub skip: [u32; skip::COUNT],
+    /// `dir` and `af` as the evaluator tests them: bit 0 in / IPv4 allowed, bit 1 out / IPv6.
+    pub dirs: u8,
+    pub afs: u8,
     /// Set when a `once` rule has matched.
     pub expired: bool,
     pub ifnot: bool,
@@ -307,6 +313,8 @@ pub(crate) fn addr_match(a: &AddrKind, table: &mut dyn FnMut(&AddrKind) -> usize
             let len = m.leading_ones() as u8;
             if m == 0 {
                 AddrMatch::Any
+            } else if crate::table::mask(len) == m && len <= 32 {
+                AddrMatch::Prefix32 { addr: ((key(addr) & m) >> 96) as u32, mask: (m >> 96) as u32 }
             } else if crate::table::mask(len) == m {
                 AddrMatch::Prefix { addr: key(addr) & m, len }
             } else {
@@ -336,6 +344,16 @@ pub(crate) fn compile_rule(
         ifname: (!r.ifname.is_empty()).then(|| names.ifname(&r.ifname) as u32),
         ifnot: r.ifnot,
         dir: r.direction,
+        dirs: match r.direction {
+            Dir::InOut => 3,
+            Dir::In => 1,
+            Dir::Out => 2,
+        },
+        afs: match r.af {
+            Af::Any => 3,
+            Af::Inet => 1,
+            Af::Inet6 => 2,
+        },
         rdomain: r.onrdomain,
         af: match r.af {
             Af::Any => 0,
