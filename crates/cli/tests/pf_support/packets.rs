@@ -148,6 +148,8 @@ pub struct Ip {
     pub tcp: Option<Tcp>,
     /// Source and destination ports, for TCP and UDP.
     pub ports: Option<(u16, u16)>,
+    /// The transport header and payload as captured.
+    pub l4: Vec<u8>,
 }
 
 /// A captured TCP segment's fields.
@@ -194,6 +196,7 @@ pub fn parse_ipv4(p: &[u8]) -> Option<Ip> {
         proto,
         tcp: None,
         ports: None,
+        l4: l4.to_vec(),
     };
     if (proto == 6 || proto == 17) && l4.len() >= 8 {
         ip.ports = Some((be16(l4, 0), be16(l4, 2)));

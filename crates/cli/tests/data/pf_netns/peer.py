@@ -10,7 +10,8 @@ zerowin (the server stops reading with a tiny receive buffer until the client's 
 probes appear), keepalive (SO_KEEPALIVE with 1 s idle and interval, 3.3 s idle), simclose (both
 ends shut down at once; the test drops each first FIN so the FINs cross), http (a request and a
 20 kB response), udp (three datagrams echoed), icmp (client only: three echo requests on a raw
-socket; the server's kernel answers).
+socket; the server's kernel answers), sink (server only: accept one connection and read until
+it ends or is reset; the peer is craft.py's hand-made connection).
 """
 import socket
 import struct
@@ -74,6 +75,13 @@ def server(scenario, addr, port):
         conn.recv(100)
         conn.shutdown(socket.SHUT_WR)
         read_all(conn)
+    elif scenario == "sink":
+        # Ends with the peer's RST, or quietly when a firewall blocks it.
+        conn.settimeout(5)
+        try:
+            read_all(conn)
+        except (ConnectionResetError, socket.timeout):
+            pass
     elif scenario == "http":
         req = b""
         while b"\r\n\r\n" not in req:
