@@ -116,13 +116,13 @@ impl std::fmt::Display for Verdict {
     }
 }
 
-/// Runs `sift pf -f RULES -r CAPTURE --verdicts` (the rules written beside the capture) and
-/// returns one verdict per packet.
+/// Runs `sift pf -f RULES -r CAPTURE --verdicts` (the rules in a temporary file) and returns
+/// one verdict per packet.
 pub fn sift_pf(rules: &str, capture: &Path) -> Vec<Verdict> {
-    let rules_file = capture.with_extension("pf.conf");
-    std::fs::write(&rules_file, rules).unwrap();
+    let rules_file = tempfile::Builder::new().suffix(".conf").tempfile().unwrap();
+    std::fs::write(rules_file.path(), rules).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_sift"))
-        .args(["pf", "-f", rules_file.to_str().unwrap(), "-r", capture.to_str().unwrap()])
+        .args(["pf", "-f", rules_file.path().to_str().unwrap(), "-r", capture.to_str().unwrap()])
         .arg("--verdicts")
         .output()
         .expect("run sift pf");
