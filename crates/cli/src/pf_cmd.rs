@@ -89,8 +89,9 @@ pub struct RunArgs {
     /// Print the state table at the end, as `pfctl -ss`.
     #[arg(long)]
     states: bool,
-    /// Judge every packet as arriving on this interface (default: the capture's interface,
-    /// inbound, except that a packet answering a state goes out).
+    /// Judge every packet as arriving on this interface (default: the capture's interface, in
+    /// the direction its pcapng flags record, or without them inbound, except that a packet
+    /// answering a state goes out).
     #[arg(long = "in", value_name = "IFACE", conflicts_with = "out_if")]
     in_if: Option<String>,
     /// Judge every packet as leaving by this interface.
@@ -232,7 +233,7 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut text_out = String::new();
     let (mut n, mut npass, mut nblock, mut nstate, mut nother) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    while let Some((pkt, ifaces)) = reader.next_with_interfaces()? {
+    while let Some((pkt, ifaces, flags)) = reader.next_with_flags()? {
         n += 1;
         let link = pkt.link_type;
         if let Some(p) = &args.passed
@@ -249,13 +250,18 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
             .get(pkt.interface as usize)
             .and_then(|i| i.name.clone())
             .unwrap_or_else(|| format!("if{}", pkt.interface));
+        // `--in`/`--out` decide; then the capture's own word (pcapng `epb_flags`); without
+        // either, in, unless the packet answers a state (then out).
+        let recorded = flags.and_then(sift_pcap::PacketFlags::direction).map(|d| match d {
+            sift_pcap::Direction::Inbound => Direction::In,
+            sift_pcap::Direction::Outbound => Direction::Out,
+        });
         let (ifname, dir) = match (&args.in_if, &args.out_if) {
             (Some(i), _) => (i.clone(), Direction::In),
             (_, Some(o)) => (o.clone(), Direction::Out),
-            // No direction given: in, unless the packet answers a state (then out).
-            _ => (cap_if, Direction::In),
+            _ => (cap_if, recorded.unwrap_or(Direction::In)),
         };
-        let infer = args.in_if.is_none() && args.out_if.is_none();
+        let infer = args.in_if.is_none() && args.out_if.is_none() && recorded.is_none();
         let (pass, line) = match frame::ip_of(link.number(), pkt.data) {
             Frame::Other => {
                 nother += 1;

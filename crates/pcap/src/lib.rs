@@ -15,7 +15,8 @@
 //!   delivered. Nothing here panics on any input (fuzzed by `fuzz/fuzz_targets/pcap*_read.rs`).
 //! * **One packet model.** A packet carries the index of the interface it came from; a pcap file
 //!   has exactly one interface, a pcapng file as many as it describes (across all its sections),
-//!   so mixed link types need no special case downstream.
+//!   so mixed link types need no special case downstream. Which way a pcapng packet crossed its
+//!   interface (`epb_flags`) comes with [`Reader::next_with_flags`].
 //! * **Copies as tcpdump's.** What libpcap reads without checking is read the same way, so a
 //!   copy is byte for byte what `tcpdump -r IN -w OUT` writes: a bogus snapshot length is the
 //!   link type's largest ([`adjusted_snaplen`]), a record's out-of-range fraction of a second is
@@ -43,7 +44,9 @@ pub use sift_wire::LinkType;
 pub use sift_wire::Timestamp;
 /// How libpcap hands tcpdump a timestamp, and what a pcap record's fields mean to it.
 pub use sift_wire::timestamp::{FieldSign, FracUnit, Timeval};
-pub use types::{Interface, InterfaceStats, Packet, Precision, TsResolution};
+pub use types::{
+    Direction, Interface, InterfaceStats, Packet, PacketFlags, Precision, TsResolution,
+};
 pub use writer::{ChangedTimestamps, PcapWriter, PcapngWriter, WriteError};
 
 /// The largest captured length accepted in a record of most link types (libpcap's

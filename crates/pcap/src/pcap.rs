@@ -167,6 +167,7 @@ impl RecordHeader {
             interface: 0,
             record_offset: pos,
             clipped,
+            flags: None,
         }
     }
 }

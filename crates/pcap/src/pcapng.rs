@@ -22,7 +22,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::pcap::{u16_at, u32_at};
 use crate::reader::{PacketLoc, SkippedDamage, Source, Tally};
-use crate::types::{Interface, InterfaceStats, Timestamp, TsResolution};
+use crate::types::{Interface, InterfaceStats, PacketFlags, Timestamp, TsResolution};
 use sift_wire::LinkType;
 
 pub(crate) const SHB_TYPE: u32 = 0x0A0D_0D0A;
@@ -39,6 +39,8 @@ const MAX_BLOCK_LEN: u32 = 16 * 1024 * 1024;
 const OPT_ENDOFOPT: u16 = 0;
 const IF_TSRESOL: u16 = 9;
 const IF_TSOFFSET: u16 = 14;
+/// A packet block's flags word (`epb_flags`, and `pack_flags` of the obsolete Packet Block).
+pub(crate) const EPB_FLAGS: u16 = 2;
 /// Header (type, length) plus trailer (length).
 const BLOCK_OVERHEAD: u32 = 12;
 
@@ -411,6 +413,7 @@ fn next_step(
                 let units = (u64::from(ts_hi) << 32) | u64::from(ts_lo);
                 let timestamp =
                     with_offset(Timestamp::from_units(units, iface.ts_resolution), iface.ts_offset);
+                let options = body.get(20 + (caplen as usize).next_multiple_of(4)..);
                 let loc = PacketLoc {
                     data_offset: pos + 28,
                     caplen,
@@ -419,6 +422,7 @@ fn next_step(
                     interface: global,
                     record_offset: pos,
                     clipped: false,
+                    flags: options.and_then(|o| packet_flags(block_type, o, big)),
                 };
                 return Ok(Step::Packet(loc, next));
             }
@@ -444,6 +448,7 @@ fn next_step(
                     interface: global,
                     record_offset: pos,
                     clipped: false,
+                    flags: None,
                 };
                 return Ok(Step::Packet(loc, next));
             }
@@ -456,6 +461,21 @@ fn next_step(
         }
         pos = next;
     }
+}
+
+/// The `epb_flags` (`pack_flags`) word among a packet block's `options`, if they hold a
+/// well-formed one. libpcap reads no packet block options, so options that cannot be walked
+/// give no flags rather than an error.
+fn packet_flags(block_type: u32, options: &[u8], big: bool) -> Option<PacketFlags> {
+    let mut flags = None;
+    let walked = for_each_option(block_type, options, big, 0, |code, value| {
+        if let (EPB_FLAGS, Ok(v)) = (code, <[u8; 4]>::try_from(value)) {
+            flags =
+                Some(PacketFlags(if big { u32::from_be_bytes(v) } else { u32::from_le_bytes(v) }));
+        }
+        Ok(())
+    });
+    walked.ok().and(flags)
 }
 
 fn lookup(state: &NgState, local: u32, pos: u64) -> Result<u32, Error> {

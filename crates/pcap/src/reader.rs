@@ -23,7 +23,7 @@ use sift_sys::mmap::{Advice, MappedFile};
 use crate::error::{Error, ErrorKind};
 use crate::pcap;
 use crate::pcapng::{self, NgState};
-use crate::types::{Interface, Packet, Precision, Timestamp};
+use crate::types::{Interface, Packet, PacketFlags, Precision, Timestamp};
 
 /// Where the packet bytes of the current record are and what they mean.
 pub(crate) struct PacketLoc {
@@ -35,6 +35,8 @@ pub(crate) struct PacketLoc {
     pub record_offset: u64,
     /// The record held more bytes than the snaplen; only `caplen` of them are delivered.
     pub clipped: bool,
+    /// A pcapng packet block's `epb_flags` (`pack_flags`), when it has one.
+    pub flags: Option<PacketFlags>,
 }
 
 /// The bytes of a capture, either all at once or as a forward-only stream.
@@ -508,10 +510,24 @@ impl Reader {
     /// Like [`next_packet`](Self::next_packet), also returning the interfaces known so far
     /// (which include the packet's), for callers that must describe them while holding it.
     pub fn next_with_interfaces(&mut self) -> Result<Option<(Packet<'_>, &[Interface])>, Error> {
+        Ok(self.next_with_flags()?.map(|(p, interfaces, _)| (p, interfaces)))
+    }
+
+    /// Like [`next_with_interfaces`](Self::next_with_interfaces), also returning the packet's
+    /// pcapng flags ([`PacketFlags`]: its direction), `None` when the record has none (a pcap
+    /// record, a simple packet block, a packet block without the option).
+    ///
+    /// libpcap does not read packet blocks' options; sift reads them only for this word, and
+    /// options it cannot walk (damaged) are ignored, as libpcap ignores them: the packet is
+    /// delivered, without flags.
+    #[allow(clippy::type_complexity)]
+    pub fn next_with_flags(
+        &mut self,
+    ) -> Result<Option<(Packet<'_>, &[Interface], Option<PacketFlags>)>, Error> {
         let Some(loc) = self.next_loc()? else { return Ok(None) };
         let data = packet_data(&mut self.source, &loc, &mut self.done)?;
         let packet = loc.packet(data, &self.interfaces);
-        Ok(Some((packet, &self.interfaces)))
+        Ok(Some((packet, &self.interfaces, loc.flags)))
     }
 
     /// Where the next packet is: its record parsed, checked against damage to the mapping, and

@@ -163,3 +163,39 @@ pub struct Packet<'a> {
     /// Byte offset of the packet's record or block in the file.
     pub offset: u64,
 }
+
+/// Which way a packet crossed its interface, as a pcapng packet block's flags say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Received by the interface.
+    Inbound,
+    /// Sent by the interface.
+    Outbound,
+}
+
+/// The flags word of a pcapng packet: the Enhanced Packet Block's `epb_flags` option (code 2),
+/// or the obsolete Packet Block's `pack_flags`. Bits 0–1 give the direction, bits 2–4 the
+/// reception type, bits 5–8 the FCS length, bits 16–31 link-layer errors; sift reads the
+/// direction ([`PacketFlags::direction`]) and keeps the rest as recorded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PacketFlags(pub u32);
+
+impl PacketFlags {
+    /// Flags that say only the direction.
+    pub fn with_direction(dir: Direction) -> Self {
+        PacketFlags(match dir {
+            Direction::Inbound => 1,
+            Direction::Outbound => 2,
+        })
+    }
+
+    /// The direction, when the flags give one (bits 0–1: 1 inbound, 2 outbound; 0 says
+    /// "not available" and 3 is not defined).
+    pub fn direction(self) -> Option<Direction> {
+        match self.0 & 3 {
+            1 => Some(Direction::Inbound),
+            2 => Some(Direction::Outbound),
+            _ => None,
+        }
+    }
+}

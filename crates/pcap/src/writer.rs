@@ -19,10 +19,10 @@
 use std::io::{self, BufWriter, Write};
 
 use crate::pcap::{MAGIC_MICRO, MAGIC_NANO, RECORD_HEADER_LEN, u32_at};
-use crate::pcapng::{BYTE_ORDER_MAGIC, EPB_TYPE, IDB_TYPE, ISB_TYPE, SHB_TYPE};
+use crate::pcapng::{BYTE_ORDER_MAGIC, EPB_FLAGS, EPB_TYPE, IDB_TYPE, ISB_TYPE, SHB_TYPE};
 use crate::reader::{DamageCheck, damage_error};
 use crate::split::PcapBytes;
-use crate::types::{Interface, InterfaceStats, Precision, Timestamp, TsResolution};
+use crate::types::{Interface, InterfaceStats, PacketFlags, Precision, Timestamp, TsResolution};
 use sift_wire::LinkType;
 
 /// Output buffer size, and the size of each `write`. 128 KiB: on the development machine's
@@ -498,6 +498,30 @@ impl<W: Write> PcapngWriter<W> {
         wire_len: u32,
         data: &[u8],
     ) -> Result<(), WriteError> {
+        self.write_block(interface, ts, wire_len, data, None)
+    }
+
+    /// Appends an Enhanced Packet Block with an `epb_flags` option (such as the packet's
+    /// direction, [`PacketFlags::with_direction`]), as [`write`](Self::write) otherwise.
+    pub fn write_with_flags(
+        &mut self,
+        interface: u32,
+        ts: Timestamp,
+        wire_len: u32,
+        data: &[u8],
+        flags: PacketFlags,
+    ) -> Result<(), WriteError> {
+        self.write_block(interface, ts, wire_len, data, Some(flags))
+    }
+
+    fn write_block(
+        &mut self,
+        interface: u32,
+        ts: Timestamp,
+        wire_len: u32,
+        data: &[u8],
+        flags: Option<PacketFlags>,
+    ) -> Result<(), WriteError> {
         let slot = self
             .interfaces
             .get_mut(interface as usize)
@@ -511,7 +535,19 @@ impl<W: Write> PcapngWriter<W> {
         });
         let caplen = u32::try_from(data.len()).map_err(|_| WriteError::TooLong(data.len()))?;
         let padded = data.len().next_multiple_of(4);
-        let length = u32::try_from(32 + padded).map_err(|_| WriteError::TooLong(data.len()))?;
+        // `epb_flags` (code, length, the 4-byte word) and `opt_endofopt`.
+        let mut option = [0u8; 12];
+        let options = match flags {
+            Some(f) => {
+                option[0..2].copy_from_slice(&EPB_FLAGS.to_le_bytes());
+                option[2..4].copy_from_slice(&4u16.to_le_bytes());
+                option[4..8].copy_from_slice(&f.0.to_le_bytes());
+                &option[..]
+            }
+            None => &option[..0],
+        };
+        let length = u32::try_from(32 + padded + options.len())
+            .map_err(|_| WriteError::TooLong(data.len()))?;
         let mut h = [0u8; 28];
         h[0..4].copy_from_slice(&EPB_TYPE.to_le_bytes());
         h[4..8].copy_from_slice(&length.to_le_bytes());
@@ -522,10 +558,9 @@ impl<W: Write> PcapngWriter<W> {
         h[24..28].copy_from_slice(&wire_len.to_le_bytes());
         self.out.write_all(&h)?;
         self.out.write_all(data)?;
-        let mut tail = [0u8; 8];
-        let pad = padded - data.len();
-        tail[pad..pad + 4].copy_from_slice(&length.to_le_bytes());
-        self.out.write_all(&tail[..pad + 4])?;
+        self.out.write_all(&[0u8; 3][..padded - data.len()])?;
+        self.out.write_all(options)?;
+        self.out.write_all(&length.to_le_bytes())?;
         slot.written += 1;
         slot.first.get_or_insert(ts);
         slot.last = Some(ts);

@@ -32,6 +32,8 @@ mod merge_count;
 mod parallel;
 /// `sift pfctl` and `sift pf check` against pfctl's regression data.
 mod pf;
+/// `sift pf`: directions from pcapng `epb_flags`, `--in`/`--out`, inference.
+mod pf_direction;
 /// Printed lines against `tcpdump -n`; `--json`.
 mod print;
 /// tcpdump's 830 test captures copied and filtered as tcpdump does (issue 15's acceptance).

@@ -1,0 +1,234 @@
+//! Network namespaces joined by veth pairs, programs run inside them, and tcpdump captures
+//! taken there (`-i any` in Linux cooked v2 form, so each packet records its interface and
+//! whether the kernel sent or received it).
+//!
+//! Everything is removed when dropped, also when a test fails: namespaces are deleted (their
+//! veths with them) and processes still running are killed.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Runs `cmd`, panicking with its standard error unless it succeeds; returns standard output.
+pub fn run_ok(cmd: &mut Command) -> String {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(o.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Whether the tests can run: root and every tool in `tools` on `PATH`. Otherwise prints the
+/// reason and returns false, or panics under `SIFT_REQUIRE_ORACLES=1`.
+pub fn available(tools: &[&str]) -> bool {
+    if !sift_testkit::is_root() {
+        return sift_testkit::oracle_missing::<()>("root (network namespaces)", "not root")
+            .is_some();
+    }
+    tools.iter().all(|t| sift_testkit::tool(t).is_some())
+}
+
+/// A network namespace, deleted on drop.
+pub struct Ns {
+    /// Its name (`sift-TAG-PID-N`).
+    pub name: String,
+}
+
+impl Ns {
+    /// A new namespace with IPv6 off (no router solicitations or DAD in the captures) and `lo`
+    /// up.
+    pub fn new(tag: &str) -> Ns {
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let name =
+            format!("sift-{tag}-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
+        run_ok(Command::new("ip").args(["netns", "add", &name]));
+        let ns = Ns { name };
+        ns.ok(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
+        ns.ok(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+        ns.ok(&["ip", "link", "set", "lo", "up"]);
+        ns
+    }
+
+    /// `args` run inside the namespace.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.name]).args(args);
+        c
+    }
+
+    /// Runs `args` inside the namespace; it must succeed. Returns standard output.
+    pub fn ok(&self, args: &[&str]) -> String {
+        run_ok(&mut self.cmd(args))
+    }
+
+    /// Loads an nftables rule set (`nft -f -`).
+    pub fn nft(&self, rules: &str) {
+        use std::io::Write;
+        let mut child = self
+            .cmd(&["nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run nft");
+        child.stdin.take().unwrap().write_all(rules.as_bytes()).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "nft -f:\n{rules}\n{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// Interface index → name.
+    pub fn ifnames(&self) -> HashMap<u32, String> {
+        self.ok(&["ip", "-o", "link", "show"])
+            .lines()
+            .filter_map(|l| {
+                let (idx, rest) = l.split_once(": ")?;
+                let name = rest.split([':', '@']).next()?;
+                Some((idx.trim().parse().ok()?, name.to_string()))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Ns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.name]).status();
+    }
+}
+
+/// Joins `a` and `b` with a veth pair `a_if`–`b_if`, addresses `a_addr`/`b_addr` (CIDR), up.
+pub fn veth(a: &Ns, a_if: &str, a_addr: &str, b: &Ns, b_if: &str, b_addr: &str) {
+    run_ok(Command::new("ip").args([
+        "link", "add", a_if, "netns", &a.name, "type", "veth", "peer", "name", b_if, "netns",
+        &b.name,
+    ]));
+    for (ns, dev, addr) in [(a, a_if, a_addr), (b, b_if, b_addr)] {
+        ns.ok(&["ip", "addr", "add", addr, "dev", dev]);
+        ns.ok(&["ip", "link", "set", dev, "up"]);
+    }
+}
+
+/// A program running in a namespace, killed if still running when dropped.
+pub struct Proc {
+    child: Child,
+    what: String,
+}
+
+impl Proc {
+    /// Starts `args` in `ns` with standard output piped and, when `ready` is given, waits (at
+    /// most 10 s) for that first line of standard output.
+    pub fn start(ns: &Ns, args: &[&str], ready: Option<&str>) -> Proc {
+        let mut child = ns
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        if let Some(want) = ready {
+            let mut line = String::new();
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            out.read_line(&mut line).unwrap();
+            assert_eq!(line.trim(), want, "{args:?} did not start");
+        }
+        Proc { child, what: format!("{args:?}") }
+    }
+
+    /// Waits (at most `secs`) for the program to end successfully.
+    pub fn wait(mut self, secs: u64) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                assert!(status.success(), "{} failed: {err}", self.what);
+                return;
+            }
+            assert!(Instant::now() < deadline, "{} did not end in {secs} s", self.what);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// tcpdump capturing in a namespace on all its interfaces (`-i any -y LINUX_SLL2`).
+pub struct Tcpdump {
+    proc: Proc,
+    stderr: mpsc::Receiver<String>,
+    /// The capture file.
+    pub file: PathBuf,
+}
+
+impl Tcpdump {
+    /// Starts tcpdump writing `file` with capture filter `filter`; returns once it listens.
+    pub fn start(ns: &Ns, file: &Path, filter: &str) -> Tcpdump {
+        // A 32 MiB ring: bulk transfers come as 64 kB GSO frames, and nothing may be dropped.
+        let args = [
+            "tcpdump",
+            "-i",
+            "any",
+            "-y",
+            "LINUX_SLL2",
+            "-n",
+            "-B",
+            "32768",
+            "-w",
+            file.to_str().unwrap(),
+            filter,
+        ];
+        let mut proc = Proc::start(ns, &args, None);
+        let err = proc.child.stderr.take().unwrap();
+        let (tx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match stderr.recv_timeout(left) {
+                Ok(l) if l.contains("listening on") => break,
+                Ok(_) => {}
+                Err(_) => panic!("tcpdump did not start listening"),
+            }
+        }
+        Tcpdump { proc, stderr, file: file.to_path_buf() }
+    }
+
+    /// Stops the capture once the kernel has handed over every packet (tcpdump's ring hands a
+    /// block over after at most its 1 s timeout), and checks that none was dropped.
+    pub fn stop(mut self) -> PathBuf {
+        std::thread::sleep(Duration::from_millis(1300));
+        run_ok(Command::new("kill").args(["-INT", &self.proc.child.id().to_string()]));
+        let status = self.proc.child.wait().unwrap();
+        let lines: Vec<String> = self.stderr.iter().collect();
+        assert!(status.success(), "tcpdump: {lines:?}");
+        let count = |what: &str| {
+            lines.iter().find_map(|l| {
+                let (n, rest) = l.split_once(' ')?;
+                (rest == what).then(|| n.parse::<u64>().ok())?
+            })
+        };
+        let (captured, received, dropped) = (
+            count("packets captured"),
+            count("packets received by filter"),
+            count("packets dropped by kernel"),
+        );
+        assert_eq!(dropped, Some(0), "tcpdump dropped packets: {lines:?}");
+        assert_eq!(captured, received, "tcpdump did not write every packet: {lines:?}");
+        self.file.clone()
+    }
+}
