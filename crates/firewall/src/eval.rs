@@ -13,7 +13,7 @@ use sift_pf::ast;
 use sift_wire::ipproto;
 
 use crate::packet::{Family, Meta, Packet};
-use crate::rules::{AddrMatch, Rule, RuleSet, skip};
+use crate::rules::{AddrMatch, Head, Rule, RuleSet, head, skip};
 use crate::table::Table;
 use crate::{Env, RuleId};
 
@@ -150,14 +150,82 @@ impl Cx<'_> {
             AddrMatch::Any => false,
             AddrMatch::Prefix32 { addr, mask } => ((a >> 96) as u32 & mask) != *addr,
             AddrMatch::Prefix { addr, len } => (a & crate::table::mask(*len)) != *addr,
-            AddrMatch::Table(t) if self.memo.last == Some((*t, a)) => {
-                let hit = self.memo.last_hit;
-                self.tables[*t].count(hit);
-                !hit
-            }
+            AddrMatch::Table(t) => !self.table_hit(*t, a),
             _ => self.addr_mismatch_slow(m, a, src),
         };
         miss != neg
+    }
+
+    /// Whether `a` matches table `t` (remembered within the evaluation; every lookup counted).
+    #[inline]
+    fn table_hit(&mut self, t: usize, a: u128) -> bool {
+        if self.memo.last == Some((t, a)) {
+            let hit = self.memo.last_hit;
+            self.tables[t].count(hit);
+            return hit;
+        }
+        self.table_hit_slow(t, a)
+    }
+
+    #[inline(never)]
+    fn table_hit_slow(&mut self, t: usize, a: u128) -> bool {
+        if let Some(hit) = self.memo.get(t, a) {
+            self.tables[t].count(hit);
+            return hit;
+        }
+        let hit = self.tables[t].match_key(a, self.pkt.af == Family::Inet);
+        self.memo.put(t, a, hit);
+        hit
+    }
+
+    /// The address test of a [`Head`] (`kind`, `v`), the rule's own `m` for what the head does
+    /// not hold; as [`Cx::addr_mismatch`].
+    #[inline(always)]
+    fn head_mismatch(&mut self, kind: u8, v: [u32; 2], m: &AddrMatch, a: u128, src: bool) -> bool {
+        let neg = kind & head::NEG != 0;
+        let miss = match kind & !head::NEG {
+            head::ANY => false,
+            head::PREFIX32 => ((a >> 96) as u32 & v[1]) != v[0],
+            head::TABLE => !self.table_hit(v[0] as usize, a),
+            _ => return self.addr_mismatch(m, neg, a, src),
+        };
+        miss != neg
+    }
+
+    /// [`Cx::check_rule`] by the rule's [`Head`] (the skip-step evaluator's form; the naive
+    /// evaluator's `check_rule` is the reference it is tested against).
+    #[inline(always)]
+    pub(crate) fn check_head(&mut self, h: &Head, r: &mut Rule) -> Result<(), Miss> {
+        let pkt = self.pkt;
+        let meta = self.meta;
+        let ifnot = h.flags & head::IFNOT != 0;
+        let if_fails = match h.ifbit {
+            head::IF_NONE => false,
+            head::IF_SLOW => r.ifname.is_some_and(|i| {
+                self.if_match(i as usize, Some(self.ifidx), Some(meta.ifname)) == ifnot
+            }),
+            i => (self.if_mask >> i & 1 != 0) == ifnot,
+        };
+        let dir_fails = h.dirs & self.dir_bit == 0;
+        let rdom_fails =
+            h.flags & head::RDOMAIN != 0 && r.rdomain.is_some_and(|d| (d == meta.rdomain) == ifnot);
+        let af_fails = h.afs & self.af_bit == 0;
+        let proto_fails = h.proto != 0 && h.proto != pkt.proto;
+        let fails = u32::from(if_fails) << skip::IFP
+            | u32::from(dir_fails) << skip::DIR
+            | u32::from(rdom_fails) << skip::RDOM
+            | u32::from(af_fails) << skip::AF
+            | u32::from(proto_fails) << skip::PROTO;
+        if fails != 0 {
+            return Err(Miss::Skip(fails.trailing_zeros() as usize));
+        }
+        if self.head_mismatch(h.src_kind, h.src, &r.src, pkt.src, true) {
+            return Err(Miss::Skip(skip::SRC_ADDR));
+        }
+        if self.head_mismatch(h.dst_kind, h.dst, &r.dst, pkt.dst, false) {
+            return Err(Miss::Skip(skip::DST_ADDR));
+        }
+        self.check_rest(r)
     }
 
     /// [`Eval::addr_mismatch`] for the address tests that look something up (not negated).
@@ -170,17 +238,7 @@ impl Cx<'_> {
             AddrMatch::Prefix { addr, len } => (a & crate::table::mask(*len)) != *addr,
             AddrMatch::Mask(m) => (a & m.1) != m.0,
             AddrMatch::Range(r) => a < r.0 || a > r.1,
-            AddrMatch::Table(t) => match self.memo.get(*t, a) {
-                Some(hit) => {
-                    self.tables[*t].count(hit);
-                    !hit
-                }
-                None => {
-                    let hit = self.tables[*t].match_key(a, v4);
-                    self.memo.put(*t, a, hit);
-                    !hit
-                }
-            },
+            AddrMatch::Table(t) => !self.table_hit(*t, a),
             AddrMatch::NoRoute => self.env.route(a, v4).is_some(),
             AddrMatch::UrpfFailed => {
                 src && self.env.route(a, v4).is_some_and(|r| r.ifname == self.meta.ifname)
@@ -205,7 +263,6 @@ impl Cx<'_> {
     pub(crate) fn check_rule(&mut self, r: &mut Rule) -> Result<(), Miss> {
         let pkt = self.pkt;
         let meta = self.meta;
-        r.evaluations += 1;
         // The five cheap skip fields are computed together and the first failing one (in
         // pf's order) taken, one branch instead of five hard-to-predict ones.
         let if_fails = match r.ifname {
@@ -342,9 +399,9 @@ impl Cx<'_> {
 }
 
 impl Eval<'_> {
-    /// [`Cx::check_rule`] for rule `ri` of rule set `rs`.
-    #[inline(always)]
+    /// [`Cx::check_rule`] for rule `ri` of rule set `rs`, counted.
     pub(crate) fn check(&mut self, rs: usize, ri: usize) -> Result<(), Miss> {
+        self.sets[rs].evaluations[ri] += 1;
         self.cx.check_rule(&mut self.sets[rs].rules[ri])
     }
 
@@ -360,7 +417,7 @@ impl Eval<'_> {
             return false;
         }
         if r.once {
-            r.expired = true;
+            self.sets[rs].heads[ri].flags |= head::EXPIRED;
         }
         r.matches += 1;
         let id = RuleId { ruleset: rs, nr: ri as u32 };
@@ -392,7 +449,7 @@ impl Eval<'_> {
         let mut ri = 0usize;
         let mut anchor: Option<RuleId> = None;
         loop {
-            'rules: while let Some(found) = next_match(&mut self.sets[rs].rules, &mut self.cx, ri) {
+            'rules: while let Some(found) = next_match(&mut self.sets[rs], &mut self.cx, ri) {
                 ri = found;
                 if self.matched(rs, ri, anchor) {
                     return End::Quick;
@@ -438,7 +495,7 @@ impl Eval<'_> {
     /// recursion. `depth` counts the rule sets entered (the main one is 1).
     pub(crate) fn run_naive(&mut self, rs: usize, anchor: Option<RuleId>, depth: usize) -> End {
         for ri in 0..self.sets[rs].rules.len() {
-            if self.sets[rs].rules[ri].expired || self.check(rs, ri).is_err() {
+            if self.sets[rs].heads[ri].flags & head::EXPIRED != 0 || self.check(rs, ri).is_err() {
                 continue;
             }
             if self.matched(rs, ri, anchor) {
@@ -468,14 +525,17 @@ impl Eval<'_> {
 /// The first rule from `ri` on that matches, moving by skip steps (the evaluator's hot loop:
 /// one slice, no other borrow).
 #[inline]
-fn next_match(rules: &mut [Rule], cx: &mut Cx<'_>, mut ri: usize) -> Option<usize> {
-    while let Some(r) = rules.get_mut(ri) {
-        if r.expired {
+fn next_match(set: &mut RuleSet, cx: &mut Cx<'_>, mut ri: usize) -> Option<usize> {
+    let (heads, rules, counts) = (&set.heads, &mut set.rules, &mut set.evaluations);
+    while let Some(h) = heads.get(ri) {
+        if h.flags & head::EXPIRED != 0 {
             ri += 1;
             continue;
         }
-        match cx.check_rule(r) {
-            Err(Miss::Skip(f)) => ri = r.skip[f] as usize,
+        let (Some(r), Some(n)) = (rules.get_mut(ri), counts.get_mut(ri)) else { break };
+        *n += 1;
+        match cx.check_head(h, r) {
+            Err(Miss::Skip(f)) => ri = h.skip[f] as usize,
             Err(Miss::Next) => ri += 1,
             Ok(()) => return Some(ri),
         }

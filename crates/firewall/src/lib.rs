@@ -469,9 +469,9 @@ impl Firewall {
         }
         self.env.names = names;
         let steps = rules::skip_steps(src);
-        for (r, s) in compiled.iter_mut().zip(steps) {
-            r.skip = s;
-        }
+        self.sets[set].heads =
+            compiled.iter().zip(steps).map(|(r, s)| rules::Head::new(r, s)).collect();
+        self.sets[set].evaluations = vec![0; compiled.len()];
         self.sets[set].rules = compiled;
         self.sets[set].source = src.to_vec();
         Ok(())
@@ -543,8 +543,9 @@ impl Firewall {
 
     /// How often rule `id` was evaluated and matched (pf's `evaluations` and `packets`).
     pub fn rule_counters(&self, id: RuleId) -> Option<(u64, u64)> {
-        let r = self.sets.get(id.ruleset)?.rules.get(id.nr as usize)?;
-        Some((r.evaluations, r.matches))
+        let set = self.sets.get(id.ruleset)?;
+        let r = set.rules.get(id.nr as usize)?;
+        Some((set.evaluations[id.nr as usize], r.matches))
     }
 
     /// Decides a packet's bytes (IPv4 or IPv6 from the IP header on): pf's verdict, or a block

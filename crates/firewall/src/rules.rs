@@ -146,12 +146,9 @@ pub(crate) struct Rule {
     /// Index into the firewall's interface names, or `None` for any.
     pub ifname: Option<u32>,
     pub rdomain: Option<i32>,
-    pub skip: [u32; skip::COUNT],
     /// `dir` and `af` as the evaluator tests them: bit 0 in / IPv4 allowed, bit 1 out / IPv6.
     pub dirs: u8,
     pub afs: u8,
-    /// Set when a `once` rule has matched.
-    pub expired: bool,
     pub ifnot: bool,
     pub dir: Dir,
     /// 0 any, 4, 6.
@@ -188,9 +185,92 @@ pub(crate) struct Rule {
     pub rcv: Option<(usize, bool)>,
     pub pktrate: Option<Threshold>,
     pub call: Option<Call>,
-    /// How often the rule was tested and matched (pf's `evaluations`, `packets`).
-    pub evaluations: u64,
+    /// How often the rule matched (pf's `packets`; `evaluations` are in [`RuleSet`]).
     pub matches: u64,
+}
+
+/// The part of a rule every visit of the skip-step evaluator reads, in one cache line: its
+/// skip steps and compact forms of its skip-field tests. Evaluation jumps from rule to rule,
+/// and the heads a rule set's evaluations visit stay in the first-level cache where whole rules
+/// (five lines each) did not; a test the head cannot hold is marked, and read from the
+/// [`Rule`].
+#[derive(Clone, Debug)]
+#[repr(C, align(64))]
+pub(crate) struct Head {
+    pub skip: [u32; skip::COUNT],
+    /// Address tests: ([`head::PREFIX32`]) address and mask of the key's top 32 bits,
+    /// ([`head::TABLE`]) the table index.
+    pub src: [u32; 2],
+    pub dst: [u32; 2],
+    /// [`head::ANY`], [`head::PREFIX32`], [`head::TABLE`] or [`head::SLOW`], with
+    /// [`head::NEG`] for `!`.
+    pub src_kind: u8,
+    pub dst_kind: u8,
+    /// The interface name's index when below 64, else [`head::IF_NONE`] or [`head::IF_SLOW`].
+    pub ifbit: u8,
+    /// As [`Rule::dirs`], [`Rule::afs`], [`Rule::proto`].
+    pub dirs: u8,
+    pub afs: u8,
+    pub proto: u8,
+    /// [`head::EXPIRED`], [`head::IFNOT`], [`head::RDOMAIN`].
+    pub flags: u8,
+}
+
+/// The codes of a [`Head`].
+pub(crate) mod head {
+    /// Address test kinds.
+    pub const ANY: u8 = 0;
+    pub const PREFIX32: u8 = 1;
+    pub const TABLE: u8 = 2;
+    /// Any other test: the rule's [`super::AddrMatch`].
+    pub const SLOW: u8 = 3;
+    /// The test is negated.
+    pub const NEG: u8 = 0x80;
+    /// No interface test; an interface index of 64 or more (tested through the rule).
+    pub const IF_NONE: u8 = 0xff;
+    pub const IF_SLOW: u8 = 0xfe;
+    /// A `once` rule that matched.
+    pub const EXPIRED: u8 = 1;
+    /// `on ! if` and `on ! rdomain`.
+    pub const IFNOT: u8 = 2;
+    /// The rule tests the rdomain.
+    pub const RDOMAIN: u8 = 4;
+}
+
+impl Head {
+    /// The head of `r` with skip steps `skip`.
+    pub fn new(r: &Rule, skip: [u32; skip::COUNT]) -> Head {
+        let addr = |m: &AddrMatch, neg: bool| {
+            let (kind, v) = match m {
+                AddrMatch::Any => (head::ANY, [0, 0]),
+                AddrMatch::Prefix32 { addr, mask } => (head::PREFIX32, [*addr, *mask]),
+                AddrMatch::Table(t) if *t <= u32::MAX as usize => (head::TABLE, [*t as u32, 0]),
+                _ => (head::SLOW, [0, 0]),
+            };
+            (if neg { kind | head::NEG } else { kind }, v)
+        };
+        let (src_kind, src) = addr(&r.src, r.src_neg);
+        let (dst_kind, dst) = addr(&r.dst, r.dst_neg);
+        let ifbit = match r.ifname {
+            None => head::IF_NONE,
+            Some(i) if i < 64 => i as u8,
+            Some(_) => head::IF_SLOW,
+        };
+        let flags = if r.ifnot { head::IFNOT } else { 0 }
+            | if r.rdomain.is_some() { head::RDOMAIN } else { 0 };
+        Head {
+            skip,
+            src,
+            dst,
+            src_kind,
+            dst_kind,
+            ifbit,
+            dirs: r.dirs,
+            afs: r.afs,
+            proto: r.proto,
+            flags,
+        }
+    }
 }
 
 /// The rules of one anchor (or of the main rule set, path `""`).
@@ -198,6 +278,10 @@ pub(crate) struct Rule {
 pub(crate) struct RuleSet {
     pub path: String,
     pub rules: Vec<Rule>,
+    /// Each rule's [`Head`] and pf's `evaluations` counter (apart: both are touched by every
+    /// visit, the rest of a rule only by rules that get past the skip fields).
+    pub heads: Vec<Head>,
+    pub evaluations: Vec<u64>,
     /// The expanded rules as sift-pf gave them (numbered as `pfctl -vv` prints `@N`).
     pub source: Vec<ast::Rule>,
     /// Children by name (pf's anchor tree; wildcards walk it in name order).
@@ -381,14 +465,11 @@ pub(crate) fn compile_rule(
         keep_state: r.keep_state,
         sloppy: r.rule_flag & ast::flag::STATESLOPPY != 0,
         once: r.rule_flag & ast::flag::ONCE != 0,
-        expired: false,
         tag: if r.tag.is_empty() { 0 } else { names.tag(&r.tag) },
         match_tag: (!r.match_tag.is_empty()).then(|| (names.tag(&r.match_tag), r.match_tag_not)),
         rcv: r.rcv.as_ref().map(|(not, name)| (names.ifname(name), *not)),
         pktrate: (r.pktrate.0 > 0).then(|| Threshold::new(r.pktrate.0, r.pktrate.1)),
         call: None,
-        skip: [0; skip::COUNT],
-        evaluations: 0,
         matches: 0,
     }
 }
