@@ -387,6 +387,9 @@ impl StateTable {
         now: u64,
     ) -> Option<StateId> {
         self.counters.searches += 1;
+        if self.len == 0 {
+            return None;
+        }
         let hash = self.index.hash(key);
         let mut found = None;
         let mut dead = Vec::new();
@@ -418,6 +421,9 @@ impl StateTable {
     /// Whether a live state of `key` exists for a packet going `dir` on `ifname` (as
     /// [`StateTable::find`], changing nothing).
     pub fn peek(&self, key: &StateKey, ifname: &str, dir: Direction, now: u64) -> bool {
+        if self.len == 0 {
+            return false;
+        }
         let hash = self.index.hash(key);
         self.index.candidates(hash).filter_map(|id| self.slots[id as usize].as_ref()).any(|s| {
             let side = if dir == Direction::In { &s.key[0] } else { &s.key[1] };
