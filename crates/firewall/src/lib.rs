@@ -322,8 +322,8 @@ pub struct Firewall {
     env: Env,
     rng: u64,
     states: StateTable,
-    /// [`Firewall::if_mask`]'s answers for the last interfaces seen.
-    if_masks: Vec<(Box<str>, u64)>,
+    /// [`Firewall::interface`]'s answers for the last interfaces seen.
+    if_masks: Vec<(Box<str>, usize, u64)>,
 }
 
 impl Firewall {
@@ -568,13 +568,14 @@ impl Firewall {
         self.evaluate(pkt, meta, true)
     }
 
-    /// Bit `i`: whether interface `ifname` (name index `ifidx`) matches the rules' interface
-    /// name `i` (itself, or a group it is in), for the first 64 names; remembered for the
-    /// last few interfaces.
-    fn if_mask(&mut self, ifname: &str, ifidx: usize) -> u64 {
-        if let Some((_, m)) = self.if_masks.iter().find(|(n, _)| &**n == ifname) {
-            return *m;
+    /// Interface `ifname`'s index among the rules' interface names (`usize::MAX`: none) and
+    /// its mask: bit `i`, whether it matches name `i` (itself, or a group it is in), for the
+    /// first 64 names; remembered for the last few interfaces.
+    fn interface(&mut self, ifname: &str) -> (usize, u64) {
+        if let Some((_, idx, m)) = self.if_masks.iter().find(|(n, _, _)| &**n == ifname) {
+            return (*idx, *m);
         }
+        let ifidx = self.env.names.if_index.get(ifname).copied().unwrap_or(usize::MAX);
         let names = &self.env.names.ifnames;
         let mut mask = 0u64;
         for (i, group) in names.iter().enumerate().take(64) {
@@ -585,8 +586,8 @@ impl Firewall {
         if self.if_masks.len() >= 16 {
             self.if_masks.clear();
         }
-        self.if_masks.push((ifname.into(), mask));
-        mask
+        self.if_masks.push((ifname.into(), ifidx, mask));
+        (ifidx, mask)
     }
 
     fn evaluate(&mut self, pkt: &Packet<'_>, meta: &Meta<'_>, naive: bool) -> Decision {
@@ -598,8 +599,7 @@ impl Firewall {
         };
         let pkt_tag =
             meta.tag.map_or(0, |t| self.env.names.tag_index.get(t).copied().unwrap_or(u16::MAX));
-        let ifidx = self.env.names.if_index.get(meta.ifname).copied().unwrap_or(usize::MAX);
-        let if_mask = self.if_mask(meta.ifname, ifidx);
+        let (ifidx, if_mask) = self.interface(meta.ifname);
         let mut ev = Eval {
             sets: &mut self.sets,
             cx: eval::Cx {

@@ -256,6 +256,11 @@ pub struct StateTable {
     pub settings: Settings,
     pub(crate) limits: Vec<RuleLimits>,
     limit_index: HashMap<Option<RuleId>, u32>,
+    /// The last rule `limits_for` was asked about and its index (most states come from a few
+    /// rules).
+    last_limits: Option<(Option<RuleId>, u32)>,
+    /// The last key [`StateTable::find`] hashed, and its hash.
+    last_hash: Option<(StateKey, u32)>,
     pub(crate) src_nodes: HashMap<SrcKey, SrcNode, RandomState>,
     cursor: usize,
     /// Slots the purge still owes (see [`StateTable::tick`]).
@@ -282,6 +287,8 @@ impl StateTable {
             settings,
             limits: Vec::new(),
             limit_index: HashMap::new(),
+            last_limits: None,
+            last_hash: None,
             src_nodes: HashMap::with_hasher(RandomState::new()),
             cursor: 0,
             purge_debt: 0,
@@ -352,8 +359,12 @@ impl StateTable {
         rule: Option<RuleId>,
         r: Option<&sift_pf::ast::Rule>,
     ) -> u32 {
-        let i = match self.limit_index.get(&rule) {
-            Some(&i) => i,
+        let known = match self.last_limits {
+            Some((last, i)) if last == rule => Some(i),
+            _ => self.limit_index.get(&rule).copied(),
+        };
+        let i = match known {
+            Some(i) => i,
             None => {
                 self.limits.push(RuleLimits::default());
                 let i = (self.limits.len() - 1) as u32;
@@ -372,6 +383,7 @@ impl StateTable {
             l.overload.clone_from(&r.overload);
             l.flush = r.flush;
         }
+        self.last_limits = Some((rule, i));
         i
     }
 
@@ -391,6 +403,7 @@ impl StateTable {
             return None;
         }
         let hash = self.index.hash(key);
+        self.last_hash = Some((*key, hash));
         let mut found = None;
         let mut dead = Vec::new();
         for id in self.index.candidates(hash) {
@@ -442,7 +455,11 @@ impl StateTable {
             self.index.reserve(room);
             self.slots.reserve(room);
         }
-        let h0 = self.index.hash(&s.key[0]);
+        // A packet's state is created just after its lookup missed: the hash is known.
+        let h0 = match self.last_hash {
+            Some((k, h)) if k == s.key[0] => h,
+            _ => self.index.hash(&s.key[0]),
+        };
         s.hash = [h0, if s.key[1] == s.key[0] { h0 } else { self.index.hash(&s.key[1]) }];
         let mut old = None;
         for id in self.index.candidates(s.hash[0]) {
