@@ -211,14 +211,7 @@ impl Cx<'_> {
             h.flags & head::RDOMAIN != 0 && r.rdomain.is_some_and(|d| (d == meta.rdomain) == ifnot);
         let af_fails = h.afs & self.af_bit == 0;
         let proto_fails = h.proto != 0 && h.proto != pkt.proto;
-        let fails = u32::from(if_fails) << skip::IFP
-            | u32::from(dir_fails) << skip::DIR
-            | u32::from(rdom_fails) << skip::RDOM
-            | u32::from(af_fails) << skip::AF
-            | u32::from(proto_fails) << skip::PROTO;
-        if fails != 0 {
-            return Err(Miss::Skip(fails.trailing_zeros() as usize));
-        }
+        cheap_fields([if_fails, dir_fails, rdom_fails, af_fails, proto_fails])?;
         if self.head_mismatch(h.src_kind, h.src, &r.src, pkt.src, true) {
             return Err(Miss::Skip(skip::SRC_ADDR));
         }
@@ -263,8 +256,6 @@ impl Cx<'_> {
     pub(crate) fn check_rule(&mut self, r: &mut Rule) -> Result<(), Miss> {
         let pkt = self.pkt;
         let meta = self.meta;
-        // The five cheap skip fields are computed together and the first failing one (in
-        // pf's order) taken, one branch instead of five hard-to-predict ones.
         let if_fails = match r.ifname {
             None => false,
             Some(i) if i < 64 => (self.if_mask >> i & 1 != 0) == r.ifnot,
@@ -274,14 +265,7 @@ impl Cx<'_> {
         let rdom_fails = r.rdomain.is_some_and(|d| (d == meta.rdomain) == r.ifnot);
         let af_fails = r.afs & self.af_bit == 0;
         let proto_fails = r.proto != 0 && r.proto != pkt.proto;
-        let fails = u32::from(if_fails) << skip::IFP
-            | u32::from(dir_fails) << skip::DIR
-            | u32::from(rdom_fails) << skip::RDOM
-            | u32::from(af_fails) << skip::AF
-            | u32::from(proto_fails) << skip::PROTO;
-        if fails != 0 {
-            return Err(Miss::Skip(fails.trailing_zeros() as usize));
-        }
+        cheap_fields([if_fails, dir_fails, rdom_fails, af_fails, proto_fails])?;
         if self.addr_mismatch(&r.src, r.src_neg, pkt.src, true) {
             return Err(Miss::Skip(skip::SRC_ADDR));
         }
@@ -520,6 +504,19 @@ impl Eval<'_> {
         }
         End::Done
     }
+}
+
+/// The five cheap skip fields' results (interface, direction, rdomain, family, protocol:
+/// whether each fails) computed together, and the first failing one in pf's order taken: one
+/// branch instead of five hard-to-predict ones.
+#[inline(always)]
+fn cheap_fields(fails: [bool; 5]) -> Result<(), Miss> {
+    let [i, d, r, a, p] = fails.map(u32::from);
+    let bits = i << skip::IFP | d << skip::DIR | r << skip::RDOM | a << skip::AF | p << skip::PROTO;
+    if bits != 0 {
+        return Err(Miss::Skip(bits.trailing_zeros() as usize));
+    }
+    Ok(())
 }
 
 /// The first rule from `ri` on that matches, moving by skip steps (the evaluator's hot loop:

@@ -6,21 +6,6 @@ mod common;
 use common::*;
 use sift_pcap::{Direction, Interface, PacketFlags, PcapngWriter, Reader, Timestamp, TsResolution};
 
-/// An EPB for `p` on local interface 0 (microseconds) with the given options bytes.
-fn epb_with_options(e: &mut Enc, p: &Pkt, options: &[u8]) {
-    let mut b = Enc::new(e.big);
-    let u = p.secs * 1_000_000 + u64::from(p.nanos) / 1000;
-    b.u32(0);
-    b.u32((u >> 32) as u32);
-    b.u32(u as u32);
-    b.u32(p.data.len() as u32);
-    b.u32(p.wire_len);
-    b.buf.extend_from_slice(&p.data);
-    b.pad4();
-    b.buf.extend_from_slice(options);
-    block(e, 6, &b.buf);
-}
-
 /// Options: `epb_flags` = `flags` (in the file's byte order), then `opt_endofopt`.
 fn flags_option(big: bool, flags: u32) -> Vec<u8> {
     let mut o = Enc::new(big);
@@ -53,16 +38,16 @@ fn enhanced_packet_blocks_give_their_direction_in_both_byte_orders() {
         idb(&mut e, 1, 65535, "eth0", 6);
         let words = [1, 2, 0, 3, 0x0001_0002];
         for (p, &w) in pkts.iter().zip(&words) {
-            epb_with_options(&mut e, p, &flags_option(big, w));
+            epb_with_options(&mut e, 0, 6, p, &flags_option(big, w));
         }
         // No options at all; options whose length runs past the block (ignored, as libpcap
         // ignores packet options: the packet is still delivered).
-        epb_with_options(&mut e, &pkts[5], &[]);
+        epb_with_options(&mut e, 0, 6, &pkts[5], &[]);
         let mut bad = Enc::new(big);
         bad.u16(2);
         bad.u16(40);
         bad.u32(1);
-        epb_with_options(&mut e, &pkts[6], &bad.buf);
+        epb_with_options(&mut e, 0, 6, &pkts[6], &bad.buf);
         let got = read_flags(e.buf.clone());
         let dirs: Vec<_> = got.iter().map(|f| f.and_then(PacketFlags::direction)).collect();
         assert_eq!(

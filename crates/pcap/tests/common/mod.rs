@@ -148,8 +148,20 @@ fn units(p: &Pkt, tsresol: u8) -> u64 {
     (u128::from(p.secs) * ups + u128::from(p.nanos) * ups / 1_000_000_000) as u64
 }
 
-/// An EPB for `p` on local interface `iface` whose resolution is `tsresol`.
+/// An EPB for `p` on local interface `iface` whose resolution is `tsresol`, with an
+/// `epb_flags` option (inbound).
 pub fn epb(e: &mut Enc, iface: u32, tsresol: u8, p: &Pkt) {
+    let mut o = Enc::new(e.big);
+    o.u16(2);
+    o.u16(4);
+    o.u32(1);
+    o.u32(0);
+    epb_with_options(e, iface, tsresol, p, &o.buf);
+}
+
+/// An EPB for `p` on local interface `iface` whose resolution is `tsresol`, with the given
+/// options bytes.
+pub fn epb_with_options(e: &mut Enc, iface: u32, tsresol: u8, p: &Pkt, options: &[u8]) {
     let mut b = Enc::new(e.big);
     let u = units(p, tsresol);
     b.u32(iface);
@@ -159,11 +171,7 @@ pub fn epb(e: &mut Enc, iface: u32, tsresol: u8, p: &Pkt) {
     b.u32(p.wire_len);
     b.buf.extend_from_slice(&p.data);
     b.pad4();
-    // An epb_flags option, which readers must skip.
-    b.u16(2);
-    b.u16(4);
-    b.u32(1);
-    b.u32(0);
+    b.buf.extend_from_slice(options);
     block(e, 6, &b.buf);
 }
 

@@ -24,22 +24,18 @@ The client namespace drops its own kernel's RSTs from these source ports (TTL 64
 packets have TTL 63), or it would reset the hand-made connection. Prints one line per step:
 what was sent and what came back.
 """
+import os
 import random
 import socket
 import struct
 import sys
+
+# The Internet checksum is peer.py's (the sibling test's traffic script).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pf_netns"))
+from peer import checksum  # noqa: E402
 import time
 
 TTL = 63
-
-
-def checksum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
 
 
 IDENT = [0xC000]
