@@ -6,7 +6,7 @@
 //! `r6`=`rbx`, `r7`=`r13`, `r8`=`r14`, `r9`=`r15` (callee-saved, as eBPF's); `rbp` is the
 //! *host* address of the current frame's top, and `r10`'s virtual value is
 //! `rbp - stack_delta` wherever it is read as a value; `r12` points at the run context
-//! ([`RunCx`](crate::runtime::RunCx)); `r9`, `r10`, `r11` are scratch.
+//! ([`RunCx`](crate::runtime::RunCx)); `r9` holds the budget; `r10`, `r11` are scratch.
 //!
 //! **Memory.** `[r10 + off]` wholly inside the current frame is `[rbp + off]`, unchecked.
 //! Every other access computes its virtual address in `r11` and checks it against the one
@@ -23,10 +23,16 @@
 //! mov  dst, [r11]
 //! ```
 //!
-//! **Frames.** Each function's prologue pushes `rbp`, `rbx`, `r13`, `r14`, `r15` and moves
-//! `rbp` down 512 bytes; `exit` pops them and returns. The native stack stays 16-byte
-//! aligned in function bodies, so calls into Rust need no fix-up. Faults and helper exits
-//! unwind to the entry stub through the `rsp` it saved.
+//! **Frames.** Each function's prologue pushes `rbp` and those of `rbx`, `r13`, `r14`, `r15`
+//! some program uses (`r6`–`r9`: the others are never written) and moves `rbp` down 512
+//! bytes; `exit` pops them and returns. Program 0's first frame is entered from the entry
+//! stub with the same pushes of the host's registers, so each is saved once per run. The
+//! native stack stays 16-byte aligned in function bodies, so calls into Rust need no fix-up.
+//! Faults and helper exits unwind to the entry stub through the `rsp` it saved.
+//!
+//! **Budget.** Checked code keeps what is left of the run's budget in `r9` and charges back
+//! edges and calls with `sub r9, cost; jb fault`; every call into Rust stores it in the run
+//! context first (where a fault or an exit leaves it), and the entry stub stores it at `exit`.
 
 use sift_ebpf::EbpfInsn;
 use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, Scale, ShiftOp, Size};
@@ -52,6 +58,11 @@ pub const REGS: [Reg; 10] = [
 
 /// The run context's register.
 const CX: Reg = Reg::R12;
+/// What is left of the run's budget (checked mode charges back edges and calls to it); in
+/// the run context's `budget_left` while Rust runs.
+const BUDGET: Reg = Reg::R9;
+/// The callee-saved machine registers of eBPF `r6`–`r9`.
+const CALLEE_SAVED: [Reg; 4] = [Reg::Rbx, Reg::R13, Reg::R14, Reg::R15];
 /// The frame pointer (host address of the current frame's top).
 const FP: Reg = Reg::Rbp;
 
@@ -121,6 +132,9 @@ struct Lower<'o> {
     /// Whether back edges and calls are charged to the budget (checked mode, unverified
     /// programs).
     charging: bool,
+    /// The callee-saved registers of `r6`–`r9` that some program uses: the only ones a frame
+    /// saves (the others keep the host's values throughout).
+    saved: Vec<Reg>,
 }
 
 type R = Result<(), JitError>;
@@ -144,6 +158,7 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
         key,
         base: None,
         charging: opts.checked,
+        saved: used_callee_saved(programs),
     };
     // Labels: each program's function prologues and slots.
     let mut func_labels = Vec::new();
@@ -160,7 +175,8 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
         }
         slot_labels.push(targets);
     }
-    l.entry(func_labels[0][0])?;
+    let main_body = slot_labels[0].0[&0];
+    l.entry(main_body)?;
     l.shared()?;
     for (k, p) in programs.iter().enumerate() {
         let guesses = prov::analyze(p.slots, p.functions);
@@ -198,6 +214,27 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
     Ok(Lowered { code: done.code, entry: 0, bodies })
 }
 
+/// The machine registers of `r6`–`r9` that any instruction of any program names (as either
+/// register field: a superset of those written), in [`CALLEE_SAVED`] order. A frame saves
+/// only these: tail-called programs run in their caller's frame, so the set is the same for
+/// every program.
+fn used_callee_saved(programs: &[Source<'_>]) -> Vec<Reg> {
+    let mut used = [false; 4];
+    for p in programs {
+        for i in p.slots {
+            for r in [i.dst & 0xf, i.src & 0xf] {
+                // Register fields past r9 are clamped to r9 where a register is written.
+                match r {
+                    6..=9 => used[usize::from(r - 6)] = true,
+                    10.. => used[3] = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    CALLEE_SAVED.iter().zip(used).filter(|(_, u)| *u).map(|(r, _)| *r).collect()
+}
+
 /// A random 64-bit seed for constant blinding (the standard library's hasher keys).
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -207,35 +244,78 @@ fn random_seed() -> u64 {
 }
 
 impl Lower<'_> {
-    /// The entry stub: `(ctx, r1, r2, host top + 512)`; saves the callee-saved registers and
-    /// `rsp`, zeroes the eBPF registers the interpreter zeroes, calls program 0; the exit
-    /// (normal and unwinding) restores and returns `rax`.
-    fn entry(&mut self, main: Label) -> R {
+    /// The entry stub: `(ctx, r1, r2, host top, budget)`. It saves `r12` and calls
+    /// program 0's entry frame, which saves `rbp` and the used callee-saved registers
+    /// ([`Lower::saved`]) as any function's prologue does, with the host's values, then sets
+    /// the frame pointer, zeroes the eBPF registers the interpreter zeroes and runs the body:
+    /// each register is saved once. `exit` returns here through the ordinary epilogue; an
+    /// unwind (fault, helper exit) restores the entry frame's saves from their slots.
+    fn entry(&mut self, main_body: Label) -> R {
+        let saved = self.saved.clone();
+        let pad = self.pad();
+        let main_entry = self.asm.new_label();
         let a = &mut self.asm;
-        for r in [Reg::Rbp, Reg::Rbx, Reg::R12, Reg::R13, Reg::R14, Reg::R15] {
-            a.push(r)?;
-        }
-        a.sub(Size::Qword, Reg::Rsp, 8)?;
+        a.push(CX)?;
         a.mov(Size::Qword, CX, Reg::Rdi)?;
         a.mov(Size::Qword, ctx(off::SAVED_RSP), Reg::Rsp)?;
-        a.mov(Size::Qword, FP, Reg::Rcx)?;
+        a.mov(Size::Qword, BUDGET, Reg::R8)?;
         a.mov(Size::Qword, Reg::Rdi, Reg::Rsi)?;
         a.mov(Size::Qword, Reg::Rsi, Reg::Rdx)?;
-        for r in [Reg::Rax, Reg::Rdx, Reg::Rcx, Reg::R8, Reg::Rbx, Reg::R13, Reg::R14, Reg::R15] {
-            a.xor(Size::Dword, r, r)?;
-        }
-        a.call(main)?;
-        let done = a.new_label();
-        a.jmp(done)?;
+        a.call(main_entry)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
+        a.pop(CX)?;
+        a.ret();
+        // Unwinding: the budget is in the context already (stored before every call into
+        // Rust and by `raise`).
         a.bind(self.unwind)?;
         a.mov(Size::Qword, Reg::Rax, ctx(off::RET))?;
         a.mov(Size::Qword, Reg::Rsp, ctx(off::SAVED_RSP))?;
-        a.bind(done)?;
+        // The entry frame's saves are below the return address into the stub.
+        let slots = 2 + saved.len() + usize::from(pad);
+        a.sub(Size::Qword, Reg::Rsp, (8 * slots) as i32)?;
+        self.restore_frame()?;
+        let a = &mut self.asm;
         a.add(Size::Qword, Reg::Rsp, 8)?;
-        for r in [Reg::R15, Reg::R14, Reg::R13, Reg::R12, Reg::Rbx, Reg::Rbp] {
-            a.pop(r)?;
-        }
+        a.pop(CX)?;
         a.ret();
+        a.bind(main_entry)?;
+        self.save_frame()?;
+        let a = &mut self.asm;
+        a.mov(Size::Qword, FP, Reg::Rcx)?;
+        for r in [Reg::Rax, Reg::Rdx, Reg::Rcx, Reg::R8].iter().chain(&saved) {
+            a.xor(Size::Dword, *r, *r)?;
+        }
+        a.jmp(main_body)?;
+        Ok(())
+    }
+
+    /// Whether a frame pads its saves to keep `rsp` 16-byte aligned in function bodies
+    /// (the return address, `rbp` and the saved registers: an even count needs no pad).
+    fn pad(&self) -> bool {
+        self.saved.len() % 2 == 1
+    }
+
+    /// A function's saves: `rbp`, the used callee-saved registers, the pad.
+    fn save_frame(&mut self) -> R {
+        self.asm.push(FP)?;
+        for &r in &self.saved {
+            self.asm.push(r)?;
+        }
+        if self.pad() {
+            self.asm.lea(Size::Qword, Reg::Rsp, Mem::base(Reg::Rsp).disp(-8))?;
+        }
+        Ok(())
+    }
+
+    /// Undoes [`Lower::save_frame`] (not the return).
+    fn restore_frame(&mut self) -> R {
+        if self.pad() {
+            self.asm.lea(Size::Qword, Reg::Rsp, Mem::base(Reg::Rsp).disp(8))?;
+        }
+        for &r in self.saved.iter().rev() {
+            self.asm.pop(r)?;
+        }
+        self.asm.pop(FP)?;
         Ok(())
     }
 
@@ -245,6 +325,7 @@ impl Lower<'_> {
         let a = &mut self.asm;
         // raise: r11 = slot, r10 = kind.
         a.bind(self.raise)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
         a.mov(Size::Qword, ctx(off::PC), Reg::R11)?;
         a.mov(Size::Qword, ctx(off::ASM_FAULT), Reg::R10)?;
         a.mov(Size::Qword, ctx(off::ACTION), action::ASM_FAULT as i32)?;
@@ -252,17 +333,18 @@ impl Lower<'_> {
         // rt_common: r11 = argument, r10 = info bits; returns r11 = result. Saves the eBPF
         // registers Rust may clobber.
         a.bind(self.rt_common)?;
-        let saved = [Reg::Rax, Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8];
+        // Seven pushes keep the call aligned; the budget goes to the context too (an
+        // unwind reads it there).
+        let saved = [Reg::Rax, Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8, BUDGET];
         for r in saved {
             a.push(r)?;
         }
-        a.sub(Size::Qword, Reg::Rsp, 8)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
         a.mov(Size::Qword, Reg::Rdi, CX)?;
         a.mov(Size::Qword, Reg::Rsi, Reg::R11)?;
         a.mov(Size::Qword, Reg::Rdx, Reg::R10)?;
         a.call_indirect(ctx(off::RT_FN))?;
         a.mov(Size::Qword, Reg::R11, Reg::Rax)?;
-        a.add(Size::Qword, Reg::Rsp, 8)?;
         for r in saved.iter().rev() {
             a.pop(*r)?;
         }
@@ -274,6 +356,7 @@ impl Lower<'_> {
         a.mov(Size::Qword, ctx(off::HELPER_TARGET), Reg::R10)?;
         a.mov(Size::Qword, ctx(off::PC), Reg::R11)?;
         a.mov(Size::Qword, ctx(off::SAVED_R0), Reg::Rax)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
         let args = [Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8];
         for r in args {
             a.push(r)?;
@@ -283,6 +366,7 @@ impl Lower<'_> {
         for r in args.iter().rev() {
             a.pop(*r)?;
         }
+        a.mov(Size::Qword, BUDGET, ctx(off::BUDGET))?;
         a.mov(Size::Qword, Reg::R11, ctx(off::ACTION))?;
         a.test(Size::Qword, Reg::R11, Reg::R11)?;
         let act = a.new_label();
@@ -299,17 +383,13 @@ impl Lower<'_> {
     }
 
     fn prologue(&mut self) -> R {
-        for r in [FP, Reg::Rbx, Reg::R13, Reg::R14, Reg::R15] {
-            self.asm.push(r)?;
-        }
+        self.save_frame()?;
         self.asm.sub(Size::Qword, FP, 512)?;
         Ok(())
     }
 
     fn epilogue(&mut self) -> R {
-        for r in [Reg::R15, Reg::R14, Reg::R13, Reg::Rbx, FP] {
-            self.asm.pop(r)?;
-        }
+        self.restore_frame()?;
         self.asm.ret();
         Ok(())
     }
@@ -456,7 +536,7 @@ impl Lower<'_> {
             return Ok(());
         }
         let stub = self.fault_stub(pc, asm_fault::BUDGET);
-        self.asm.sub(Size::Qword, ctx(off::BUDGET), cost.min(i32::MAX as u64) as i32)?;
+        self.asm.sub(Size::Qword, BUDGET, cost.min(i32::MAX as u64) as i32)?;
         self.asm.jcc(Cond::B, stub)?;
         Ok(())
     }
@@ -709,7 +789,7 @@ impl Lower<'_> {
         }
         let a = &mut self.asm;
         a.mov(Size::Qword, Reg::R10, Reg::Rax)?;
-        a.mov(Size::Qword, Reg::R9, Reg::Rdx)?;
+        a.push(Reg::Rdx)?;
         if dst != Reg::Rax {
             a.mov(Size::Qword, Reg::Rax, dst)?;
         }
@@ -728,9 +808,7 @@ impl Lower<'_> {
         if dst != Reg::Rax {
             a.mov(Size::Qword, Reg::Rax, Reg::R10)?;
         }
-        if dst != Reg::Rdx {
-            a.mov(Size::Qword, Reg::Rdx, Reg::R9)?;
-        }
+        a.pop(Reg::Rdx)?;
         a.mov(Size::Qword, dst, Reg::R11)?;
         if x {
             self.asm.jmp(done)?;
@@ -820,6 +898,8 @@ impl Lower<'_> {
                     _ => AluOp::Xor,
                 };
                 let r = REGS[usize::from(s.min(9))];
+                // r9 (the budget) is the loop's scratch register: kept on the stack.
+                a.push(Reg::R9)?;
                 a.mov(Size::Qword, Reg::R10, Reg::Rax)?;
                 let v = if r == Reg::Rax { Reg::R10 } else { r };
                 a.mov(size, Reg::Rax, m)?;
@@ -837,6 +917,7 @@ impl Lower<'_> {
                     a.mov(size, r, Reg::Rax)?;
                     a.mov(Size::Qword, Reg::Rax, Reg::R10)?;
                 }
+                a.pop(Reg::R9)?;
             }
             _ => return Err(JitError::Unsupported { pc: 0, code: i.code }),
         }

@@ -17,7 +17,7 @@ use std::mem::offset_of;
 use sift_ebpf_vm::interp::Fault;
 use sift_ebpf_vm::memory::{MEM_BASE, PACKET_BASE, STACK_PER_FRAME, STACK_SIZE};
 use sift_ebpf_vm::{
-    Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, ProgKind, RawRegion,
+    Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, ProgKind, RawRegion, RawRegions,
 };
 use sift_ebpf_vm::{RunError, memory::MAX_FRAMES};
 
@@ -66,6 +66,38 @@ impl RegionCx {
         for k in 0..4 {
             self.ok[k] = (r.len as u64 + 1).saturating_sub(1 << k);
             self.ok_write[k] = if r.writable { self.ok[k] } else { 0 };
+        }
+    }
+}
+
+/// The raw regions (and packet window start) the region table was last taken from: a run
+/// whose regions are these needs no refresh.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Seen {
+    stack: u64,
+    stack_len: u64,
+    mem: u64,
+    mem_len: u64,
+    mem_writable: bool,
+    packet: u64,
+    packet_len: u64,
+    packet_base: u64,
+    meta: u64,
+}
+
+impl Seen {
+    #[inline(always)]
+    fn of(raw: &RawRegions, meta: usize) -> Seen {
+        Seen {
+            stack: raw.stack.host as u64,
+            stack_len: raw.stack.len as u64,
+            mem: raw.mem.host as u64,
+            mem_len: raw.mem.len as u64,
+            mem_writable: raw.mem.writable,
+            packet: raw.packet.host as u64,
+            packet_len: raw.packet.len as u64,
+            packet_base: raw.packet.base,
+            meta: meta as u64,
         }
     }
 }
@@ -196,6 +228,8 @@ pub(crate) struct RunCx {
     meta: usize,
     /// The map in `regions[MAP]` (kept from run to run, re-taken at each run's start).
     map: Option<usize>,
+    /// What the region table was taken from.
+    seen: Seen,
     /// What verified code needs of each run (none for checked code).
     pub(crate) verified: Option<Verified>,
     /// The host address of the stack's top (frame 0's `rbp`).
@@ -232,8 +266,9 @@ pub(crate) mod off {
     }
 }
 
-/// The entry stub: `(run context, r1, r2, host frame top + 512) -> r0`.
-pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> u64;
+/// The entry stub: `(run context, r1, r2, host frame top, budget) -> r0`; what is left of
+/// the budget is in [`RunCx::budget_left`] afterwards.
+pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64, u64) -> u64;
 
 impl RunCx {
     /// A context for runs of the compiled code whose program bodies are at `bodies` (host
@@ -265,19 +300,33 @@ impl RunCx {
             r2: 0,
             meta: 0,
             map: None,
+            seen: Seen::default(),
             top: 0,
             deltas: [0; delta::COUNT],
             verified: None,
         }
     }
 
-    /// Takes the regions of `mem` (at a run's start and after each helper call): only what
-    /// changed is recomputed. The stack's host address is the VM's persistent stack, so the
-    /// frame bounds derived from it are recomputed only when it moves.
+    /// Takes the regions of `mem` (at a run's start and after each helper call). When they
+    /// are those of the last refresh (the persistent stack, a reused buffer: most runs) and
+    /// no map region is cached, this is one comparison; otherwise [`RunCx::retake`].
     /// `false` when the stack is not the VM's (`STACK_SIZE` bytes).
     #[inline(always)]
     fn refresh(&mut self, mem: &mut Memory<'_>) -> bool {
         let raw = mem.raw_regions();
+        let seen = Seen::of(&raw, mem.packet_bounds().meta);
+        if seen == self.seen && self.map.is_none() {
+            return true;
+        }
+        self.retake(mem)
+    }
+
+    /// [`RunCx::refresh`] when something changed: only what changed is recomputed (the
+    /// frame bounds only when the stack moved).
+    #[inline(never)]
+    fn retake(&mut self, mem: &mut Memory<'_>) -> bool {
+        let raw = &mem.raw_regions();
+        let seen = Seen::of(raw, mem.packet_bounds().meta);
         if raw.stack.host as u64 != self.regions[STACK].host
             || raw.stack.len as u64 != self.regions[STACK].len
         {
@@ -296,7 +345,8 @@ impl RunCx {
         self.deltas[delta::CTX] = self.regions[MEM].host.wrapping_sub(MEM_BASE);
         let p = &self.regions[PACKET];
         self.deltas[delta::PACKET] = p.host.wrapping_sub(p.base);
-        self.meta = mem.packet_bounds().meta;
+        self.meta = seen.meta as usize;
+        self.seen = seen;
         if let Some(i) = self.map {
             match mem.raw_map(i) {
                 Some(m) => self.regions[MAP].set(&m),
@@ -307,6 +357,46 @@ impl RunCx {
             }
         }
         true
+    }
+
+    /// What verified code assumes of a run (see [`Verified`]), and the deltas of the maps
+    /// it reaches.
+    #[cold]
+    fn check_verified(
+        &mut self,
+        memory: &mut Memory<'_>,
+        cx: &sift_ebpf_vm::ExecCx,
+    ) -> Result<(), RunError> {
+        let Some(v) = &self.verified else { return Ok(()) };
+        let mut ok = cx.kind == v.kind && self.regions[MEM].len >= v.ctx_len as u64;
+        for &(i, shape_then) in &v.maps {
+            ok &= memory.maps().get(i).is_some_and(|m| shape(m.spec()) == shape_then);
+            if let Some(m) = memory.raw_map(i) {
+                self.deltas[delta::MAPS + i] = (m.host as u64).wrapping_sub(m.base);
+            }
+        }
+        if ok { Ok(()) } else { Err(RunError { pc: 0, fault: Fault::Internal(NOT_VERIFIED_FOR) }) }
+    }
+
+    /// The result of a run that did not end in the code's own `exit`: a helper's exit or
+    /// a fault.
+    #[cold]
+    fn outcome(&mut self, budget: u64) -> Result<u64, RunError> {
+        match self.action {
+            action::EXIT => Ok(self.ret),
+            action::ASM_FAULT => {
+                let fault = match self.asm_fault {
+                    asm_fault::BUDGET => Fault::Budget(budget),
+                    asm_fault::CALL_DEPTH => Fault::CallDepth,
+                    _ => Fault::Internal("unknown fault from compiled code"),
+                };
+                Err(RunError { pc: self.pc as usize, fault })
+            }
+            _ => Err(self.fault.take().unwrap_or(RunError {
+                pc: 0,
+                fault: Fault::Internal("compiled code stopped without a fault"),
+            })),
+        }
     }
 
     fn fail(&mut self, pc: usize, fault: Fault) -> u64 {
@@ -332,27 +422,21 @@ pub(crate) fn run(
     executed: &mut u64,
 ) -> Result<u64, RunError> {
     let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, programs, .. } = *cx;
-    *executed = 0;
     if programs != run.programs {
+        *executed = 0;
         let e = Fault::Internal("compiled code is for another set of programs");
         return Err(RunError { pc: 0, fault: e });
     }
     if !run.refresh(memory) {
+        *executed = 0;
         return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
     }
-    if let Some(v) = &run.verified {
-        let mut ok = cx.kind == v.kind && run.regions[MEM].len >= v.ctx_len as u64;
-        for &(i, shape_then) in &v.maps {
-            ok &= memory.maps().get(i).is_some_and(|m| shape(m.spec()) == shape_then);
-            if let Some(m) = memory.raw_map(i) {
-                run.deltas[delta::MAPS + i] = (m.host as u64).wrapping_sub(m.base);
-            }
-        }
-        if !ok {
-            return Err(RunError { pc: 0, fault: Fault::Internal(NOT_VERIFIED_FOR) });
-        }
+    if run.verified.is_some()
+        && let Err(e) = run.check_verified(memory, cx)
+    {
+        *executed = 0;
+        return Err(e);
     }
-    run.budget_left = budget;
     run.action = action::CONTINUE;
     run.tail_calls = 0;
     run.helpers = helpers as *mut Helpers as usize;
@@ -371,25 +455,13 @@ pub(crate) fn run(
     // refreshed), which is not used otherwise until the call returns: the Rust functions the
     // code calls reach it only through `run.memory`, one at a time, and refresh the table
     // after a helper used it.
-    let r0 = unsafe { entry(run, r1, r2, top + STACK_PER_FRAME as u64) };
-    let used = budget.saturating_sub(run.budget_left);
-    *executed = if run.budget_left > budget { budget } else { used };
-    match run.action {
-        action::CONTINUE => Ok(r0),
-        action::EXIT => Ok(run.ret),
-        action::ASM_FAULT => {
-            let fault = match run.asm_fault {
-                asm_fault::BUDGET => Fault::Budget(budget),
-                asm_fault::CALL_DEPTH => Fault::CallDepth,
-                _ => Fault::Internal("unknown fault from compiled code"),
-            };
-            Err(RunError { pc: run.pc as usize, fault })
-        }
-        _ => Err(run.fault.take().unwrap_or(RunError {
-            pc: 0,
-            fault: Fault::Internal("compiled code stopped without a fault"),
-        })),
+    let r0 = unsafe { entry(run, r1, r2, top, budget) };
+    let left = run.budget_left;
+    *executed = if left > budget { budget } else { budget - left };
+    if run.action == action::CONTINUE {
+        return Ok(r0);
     }
+    run.outcome(budget)
 }
 
 /// Memory accesses the inline checks did not place, and legacy packet loads: `arg` is the

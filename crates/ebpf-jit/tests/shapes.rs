@@ -32,16 +32,24 @@ fn decode(bytes: &[u8]) -> Vec<Instruction> {
     Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE).into_iter().collect()
 }
 
-/// The instructions of program 0's body up to its first `exit` (the epilogue's `pop r15`).
+/// The instructions of program 0's body up to its first `exit` (the epilogue: the frame's
+/// pad dropped, or the first pop of a register a frame saves).
 fn body(slots: &[EbpfInsn]) -> Vec<Instruction> {
     let c = code(slots, &JitOptions::default());
     let start = c.body_offsets()[0];
     let all = decode(&c.bytes()[start..]);
-    let end = all
-        .iter()
-        .position(|i| i.mnemonic() == Mnemonic::Pop && i.op0_register() == Register::R15)
-        .unwrap();
-    all[..end].to_vec()
+    all[..epilogue(&all)].to_vec()
+}
+
+/// Where the first epilogue of `code` starts.
+fn epilogue(code: &[Instruction]) -> usize {
+    code.iter()
+        .position(|i| {
+            let frame = [Register::RBP, Register::RBX, Register::R13, Register::R14, Register::R15];
+            (i.mnemonic() == Mnemonic::Pop && frame.contains(&i.op0_register()))
+                || (i.mnemonic() == Mnemonic::Lea && i.op0_register() == Register::RSP)
+        })
+        .unwrap()
 }
 
 /// iced's name of a machine register of `sift_x86`.
@@ -350,11 +358,7 @@ fn verified_accesses_are_two_instructions_without_checks() {
         .unwrap();
     let start = c.body_offsets()[0];
     let all = decode(&c.bytes()[start..]);
-    let end = all
-        .iter()
-        .position(|i| i.mnemonic() == Mnemonic::Pop && i.op0_register() == Register::R15)
-        .unwrap();
-    let body = &all[..end];
+    let body = &all[..epilogue(&all)];
     assert!(!body.iter().any(|i| matches!(i.mnemonic(), Mnemonic::Jae | Mnemonic::Call)));
     // Every memory operand other than the run context's is `[base + r11*1 + off]` right
     // after `mov r11, [r12 + delta]`.
