@@ -244,7 +244,7 @@ fn random_seed() -> u64 {
 }
 
 impl Lower<'_> {
-    /// The entry stub: `(ctx, r1, r2, host top, budget)`. It saves `r12` and calls
+    /// The entry stub: `(ctx, r1, r2, host top)`. It saves `r12` and calls
     /// program 0's entry frame, which saves `rbp` and the used callee-saved registers
     /// ([`Lower::saved`]) as any function's prologue does, with the host's values, then sets
     /// the frame pointer, zeroes the eBPF registers the interpreter zeroes and runs the body:
@@ -257,12 +257,18 @@ impl Lower<'_> {
         let a = &mut self.asm;
         a.push(CX)?;
         a.mov(Size::Qword, CX, Reg::Rdi)?;
+        // Stored only when it changed (it rarely does: a run's fixed cost is mostly stores).
+        let same_rsp = a.new_label();
+        a.cmp(Size::Qword, ctx(off::SAVED_RSP), Reg::Rsp)?;
+        a.jcc(Cond::E, same_rsp)?;
         a.mov(Size::Qword, ctx(off::SAVED_RSP), Reg::Rsp)?;
-        a.mov(Size::Qword, BUDGET, Reg::R8)?;
+        a.bind(same_rsp)?;
+        a.mov(Size::Qword, BUDGET, ctx(off::BUDGET_START))?;
         a.mov(Size::Qword, Reg::Rdi, Reg::Rsi)?;
         a.mov(Size::Qword, Reg::Rsi, Reg::Rdx)?;
         a.call(main_entry)?;
-        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
+        // `exit`: r0 in rax, what is left of the budget in rdx.
+        a.mov(Size::Qword, Reg::Rdx, BUDGET)?;
         a.pop(CX)?;
         a.ret();
         // Unwinding: the budget is in the context already (stored before every call into

@@ -193,8 +193,11 @@ pub(crate) struct RunCx {
     pub stack_delta: u64,
     /// The lowest frame pointer (host) that may still call: deeper is `CallDepth`.
     pub min_fp: u64,
-    /// What is left of the budget.
+    /// What is left of the budget (stored by the code when it calls into Rust and when it
+    /// faults).
     pub budget_left: u64,
+    /// The run's budget (the entry stub's start value of `r9`).
+    pub budget: u64,
     /// `rsp` of the entry stub after its pushes (faults and exits unwind to it).
     pub saved_rsp: u64,
     pub action: u64,
@@ -250,6 +253,7 @@ pub(crate) mod off {
     pub const STACK_DELTA: i32 = offset_of!(RunCx, stack_delta) as i32;
     pub const MIN_FP: i32 = offset_of!(RunCx, min_fp) as i32;
     pub const BUDGET: i32 = offset_of!(RunCx, budget_left) as i32;
+    pub const BUDGET_START: i32 = offset_of!(RunCx, budget) as i32;
     pub const SAVED_RSP: i32 = offset_of!(RunCx, saved_rsp) as i32;
     pub const ACTION: i32 = offset_of!(RunCx, action) as i32;
     pub const RET: i32 = offset_of!(RunCx, ret) as i32;
@@ -266,9 +270,17 @@ pub(crate) mod off {
     }
 }
 
-/// The entry stub: `(run context, r1, r2, host frame top, budget) -> r0`; what is left of
-/// the budget is in [`RunCx::budget_left`] afterwards.
-pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64, u64) -> u64;
+/// The entry stub: `(run context, r1, r2, host frame top)`, the budget in the context
+/// ([`RunCx::budget`]). At `exit` it returns `r0` and what is left of the budget; after a
+/// fault or a helper's exit the outcome is in the context ([`RunCx::action`]).
+pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> Exit;
+
+/// What the entry stub returns (in `rax` and `rdx`).
+#[repr(C)]
+pub(crate) struct Exit {
+    r0: u64,
+    left: u64,
+}
 
 impl RunCx {
     /// A context for runs of the compiled code whose program bodies are at `bodies` (host
@@ -280,6 +292,7 @@ impl RunCx {
             stack_delta: 0,
             min_fp: 0,
             budget_left: 0,
+            budget: 0,
             saved_rsp: 0,
             action: action::CONTINUE,
             ret: 0,
@@ -313,12 +326,15 @@ impl RunCx {
     /// `false` when the stack is not the VM's (`STACK_SIZE` bytes).
     #[inline(always)]
     fn refresh(&mut self, mem: &mut Memory<'_>) -> bool {
+        self.unchanged(mem) || self.retake(mem)
+    }
+
+    /// Whether the region table is that of `mem` as it is (no map region cached, which a
+    /// run re-takes).
+    #[inline(always)]
+    fn unchanged(&self, mem: &mut Memory<'_>) -> bool {
         let raw = mem.raw_regions();
-        let seen = Seen::of(&raw, mem.packet_bounds().meta);
-        if seen == self.seen && self.map.is_none() {
-            return true;
-        }
-        self.retake(mem)
+        Seen::of(&raw, mem.packet_bounds().meta) == self.seen && self.map.is_none()
     }
 
     /// [`RunCx::refresh`] when something changed: only what changed is recomputed (the
@@ -359,14 +375,22 @@ impl RunCx {
         true
     }
 
-    /// What verified code assumes of a run (see [`Verified`]), and the deltas of the maps
-    /// it reaches.
+    /// The checks of a run's start that [`run`] makes only when one may fail: the set of
+    /// programs, the stack (a refresh), and what verified code assumes of a run (see
+    /// [`Verified`]), with the deltas of the maps it reaches.
     #[cold]
-    fn check_verified(
+    fn check_start(
         &mut self,
         memory: &mut Memory<'_>,
         cx: &sift_ebpf_vm::ExecCx,
     ) -> Result<(), RunError> {
+        if cx.programs != self.programs {
+            let e = Fault::Internal("compiled code is for another set of programs");
+            return Err(RunError { pc: 0, fault: e });
+        }
+        if !self.refresh(memory) {
+            return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
+        }
         let Some(v) = &self.verified else { return Ok(()) };
         let mut ok = cx.kind == v.kind && self.regions[MEM].len >= v.ctx_len as u64;
         for &(i, shape_then) in &v.maps {
@@ -379,10 +403,13 @@ impl RunCx {
     }
 
     /// The result of a run that did not end in the code's own `exit`: a helper's exit or
-    /// a fault.
+    /// a fault (the budget used from what the code left in the context).
     #[cold]
-    fn outcome(&mut self, budget: u64) -> Result<u64, RunError> {
-        match self.action {
+    fn outcome(&mut self, executed: &mut u64) -> Result<u64, RunError> {
+        let (left, budget) = (self.budget_left, self.budget);
+        *executed = if left > budget { budget } else { budget - left };
+        let action = std::mem::replace(&mut self.action, action::CONTINUE);
+        match action {
             action::EXIT => Ok(self.ret),
             action::ASM_FAULT => {
                 let fault = match self.asm_fault {
@@ -421,28 +448,61 @@ pub(crate) fn run(
     cx: &sift_ebpf_vm::ExecCx,
     executed: &mut u64,
 ) -> Result<u64, RunError> {
-    let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, programs, .. } = *cx;
-    if programs != run.programs {
-        *executed = 0;
-        let e = Fault::Internal("compiled code is for another set of programs");
-        return Err(RunError { pc: 0, fault: e });
+    if cx.programs != run.programs || !run.unchanged(memory) || run.verified.is_some() {
+        return run_checked(entry, run, memory, helpers, cx, executed);
     }
-    if !run.refresh(memory) {
-        *executed = 0;
-        return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
-    }
-    if run.verified.is_some()
-        && let Err(e) = run.check_verified(memory, cx)
-    {
+    go(entry, run, memory, helpers, cx, executed)
+}
+
+/// [`run`] with the checks of a run's start that rarely apply (another set of programs,
+/// regions that moved, a map region, verified code): out of line, so that the common run
+/// makes no call but the code's.
+#[cold]
+#[inline(never)]
+fn run_checked(
+    entry: EntryFn,
+    run: &mut RunCx,
+    memory: &mut Memory<'_>,
+    helpers: &mut Helpers,
+    cx: &sift_ebpf_vm::ExecCx,
+    executed: &mut u64,
+) -> Result<u64, RunError> {
+    if let Err(e) = run.check_start(memory, cx) {
         *executed = 0;
         return Err(e);
     }
-    run.action = action::CONTINUE;
-    run.tail_calls = 0;
-    run.helpers = helpers as *mut Helpers as usize;
-    run.mem_is_packet = mem_is_packet;
-    run.r2 = r2;
-    run.memory = memory as *mut Memory<'_> as usize;
+    go(entry, run, memory, helpers, cx, executed)
+}
+
+/// Stores `v` in `field` unless it is there already.
+#[inline(always)]
+fn set<T: PartialEq>(field: &mut T, v: T) {
+    if *field != v {
+        *field = v;
+    }
+}
+
+/// Calls the code of a run whose start was checked.
+#[inline(always)]
+fn go(
+    entry: EntryFn,
+    run: &mut RunCx,
+    memory: &mut Memory<'_>,
+    helpers: &mut Helpers,
+    cx: &sift_ebpf_vm::ExecCx,
+    executed: &mut u64,
+) -> Result<u64, RunError> {
+    // Read only now: nothing of the run's arguments is kept across the calls above.
+    let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, .. } = *cx;
+    // What a run reads of the context, stored only where it changed: from one run to the
+    // next most of it stays (a run's fixed cost is mostly stores). `action` is CONTINUE
+    // between runs (`RunCx::outcome` resets it).
+    set(&mut run.tail_calls, 0);
+    set(&mut run.helpers, helpers as *mut Helpers as usize);
+    set(&mut run.mem_is_packet, mem_is_packet);
+    set(&mut run.r2, r2);
+    set(&mut run.memory, memory as *mut Memory<'_> as usize);
+    set(&mut run.budget, budget);
     let top = run.top;
     // SAFETY: `entry` is the entry stub of code made by `lower` for exactly these programs
     // (`programs` is the number of bodies `run` was made with), which follows the System V
@@ -450,18 +510,18 @@ pub(crate) fn run(
     // its calls, and returns to this frame on `exit`, on a fault and on a helper's exit
     // (unwinding through `saved_rsp`). It reads and writes memory only inside the regions
     // `run.regions` and the helper calls describe (every access is checked against them or
-    // provably in the current stack frame), `run` and its own native stack (at most 8 frames
-    // of 48 bytes and two calls into Rust). The regions are those of `memory` (just
-    // refreshed), which is not used otherwise until the call returns: the Rust functions the
-    // code calls reach it only through `run.memory`, one at a time, and refresh the table
-    // after a helper used it.
-    let r0 = unsafe { entry(run, r1, r2, top, budget) };
-    let left = run.budget_left;
-    *executed = if left > budget { budget } else { budget - left };
+    // provably in the current stack frame), `run` and its own native stack (at
+    // most 8 frames of 48 bytes and two calls into Rust). The regions are those of `memory`
+    // (just refreshed), which is not used otherwise until the call returns: the Rust
+    // functions the code calls reach it only through `run.memory`, one at a time, and
+    // refresh the table after a helper used it.
+    let exit = unsafe { entry(run, r1, r2, top) };
     if run.action == action::CONTINUE {
-        return Ok(r0);
+        // No charge borrowed: what is left is at most the budget.
+        *executed = budget - exit.left;
+        return Ok(exit.r0);
     }
-    run.outcome(budget)
+    run.outcome(executed)
 }
 
 /// Memory accesses the inline checks did not place, and legacy packet loads: `arg` is the
