@@ -61,6 +61,8 @@
 //! run context (module `runtime`), each with its `// SAFETY:` argument.
 
 #[cfg(target_arch = "x86_64")]
+mod loops;
+#[cfg(target_arch = "x86_64")]
 mod lower;
 #[cfg(target_arch = "x86_64")]
 mod prov;

@@ -37,10 +37,12 @@
 use sift_ebpf::EbpfInsn;
 use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, Scale, ShiftOp, Size};
 
+use crate::loops::{self, Affine, CountedLoop, Rel};
 use crate::prov::{self, Prov};
 use crate::runtime::{MAP, MEM, PACKET, STACK, action, asm_fault, delta, info, off};
 use crate::{JitError, JitOptions};
 use sift_ebpf_verifier::AccessBase;
+use sift_ebpf_vm::memory::{MEM_BASE, STACK_BASE};
 
 /// eBPF `r0`–`r9` in machine registers.
 pub const REGS: [Reg; 10] = [
@@ -135,11 +137,71 @@ struct Lower<'o> {
     /// The callee-saved registers of `r6`–`r9` that some program uses: the only ones a frame
     /// saves (the others keep the host's values throughout).
     saved: Vec<Reg>,
+    /// While a counted loop's copy is lowered: its head slot and the copy's head label
+    /// (the back edge's target).
+    head: Option<(usize, Label)>,
+    /// While a counted loop's unchecked copy is lowered: the accesses its entry checked,
+    /// with their regions.
+    hoisted: Vec<(usize, usize)>,
+    /// Whether `r10` holds the hoisted accesses' delta through the unchecked copy (one
+    /// region, and nothing in the loop uses `r10`).
+    delta_in_r10: bool,
+    /// The no-ops before each unchecked loop copy ([`LOOP_ALIGN`]), and where they start.
+    pads: Vec<usize>,
+    pad_points: Vec<Label>,
+    /// While an unchecked loop copy that charges its iterations when it ends is lowered
+    /// (see [`ExitCharge`]): how, and the exits taken so far (label, slot, target).
+    exit_charge: Option<ExitCharge>,
+    exits: Vec<(Label, usize, Label)>,
+}
+
+/// An unchecked loop copy that charges the budget when it ends rather than at each back
+/// edge: its entry checked that the budget covers every iteration, nothing in it can fault
+/// (every access hoisted or in the frame) and its exits are forward jumps or the back
+/// edge's fall-through, so charging `i · span` there, `i` the back edges taken, leaves the
+/// budget exactly as the checked copy does. `i` comes from the counter `reg` of step `step`
+/// (±1), saved at the entry: `reg = entry + step · i`, plus `step` past its update.
+#[derive(Clone, Copy)]
+struct ExitCharge {
+    reg: u8,
+    step: i64,
+    update: usize,
+    span: i32,
+    back: usize,
 }
 
 type R = Result<(), JitError>;
 
+/// Unchecked loop copies start at this alignment (their speed depends on where they sit).
+const LOOP_ALIGN: usize = 64;
+
 pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowered, JitError> {
+    // Jumps are sized when the code is finished, so the no-ops that align the unchecked
+    // loop copies come from the previous pass's layout: a few passes, only for programs
+    // with such loops (usually two).
+    let mut pads = Vec::new();
+    for _ in 0..4 {
+        let (lowered, pad_at) = lower_pass(programs, opts, &pads)?;
+        let want: Vec<usize> = pad_at
+            .iter()
+            .zip(pads.iter().chain(std::iter::repeat(&0)))
+            .map(|(&at, _)| (LOOP_ALIGN - at % LOOP_ALIGN) % LOOP_ALIGN)
+            .collect();
+        if want == pads || pad_at.is_empty() {
+            return Ok(lowered);
+        }
+        pads = want;
+    }
+    Ok(lower_pass(programs, opts, &pads)?.0)
+}
+
+/// One lowering, with `pads[k]` bytes of no-ops before the `k`th unchecked loop copy; also
+/// returns where each copy's no-ops start.
+fn lower_pass(
+    programs: &[Source<'_>],
+    opts: &JitOptions,
+    pads: &[usize],
+) -> Result<(Lowered, Vec<usize>), JitError> {
     let total: usize = programs.iter().map(|p| p.slots.len()).sum();
     let mut asm = Assembler::with_capacity(total * 16 + 512);
     let unwind = asm.new_label();
@@ -159,11 +221,29 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
         base: None,
         charging: opts.checked,
         saved: used_callee_saved(programs),
+        head: None,
+        hoisted: Vec::new(),
+        delta_in_r10: false,
+        pads: pads.to_vec(),
+        pad_points: Vec::new(),
+        exit_charge: None,
+        exits: Vec::new(),
     };
     // Labels: each program's function prologues and slots.
     let mut func_labels = Vec::new();
     let mut slot_labels = Vec::new();
-    for p in programs {
+    // Counted loops (checked code; with blinding the entry checks would show immediates).
+    let counted: Vec<Vec<CountedLoop>> = programs
+        .iter()
+        .map(|p| {
+            if opts.checked && !opts.blinding && p.bases.is_none() {
+                loops::find(p.slots, p.functions)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    for (p, counted) in programs.iter().zip(&counted) {
         func_labels.push(p.functions.iter().map(|_| l.asm.new_label()).collect::<Vec<_>>());
         // Labels only where jumps land (and at each program's body, the tail-call target).
         let mut targets = SlotLabels::default();
@@ -172,6 +252,10 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
             if let Some(t) = jump_target(pc, i) {
                 targets.0.entry(t).or_insert_with(|| l.asm.new_label());
             }
+        }
+        // The unchecked copy of a counted loop leaves it by a jump past the back edge.
+        for c in counted {
+            targets.0.entry(c.back + 1).or_insert_with(|| l.asm.new_label());
         }
         slot_labels.push(targets);
     }
@@ -193,25 +277,24 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
             if let Some(&label) = sl.0.get(&pc) {
                 l.asm.bind(label)?;
             }
-            let i = p.slots[pc];
-            let next = p.slots.get(pc + 1).copied();
-            l.base = p.bases.and_then(|b| b.get(pc).copied().flatten());
-            l.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
-            // The second half of lddw is no instruction (nothing jumps there: load checks).
-            pc += if i.code == 0x18 { 2 } else { 1 };
-            if l.asm.instructions() > opts.max_machine_insns {
-                return Err(JitError::TooComplex { limit: opts.max_machine_insns });
+            if let Some(c) = counted[k].iter().find(|c| c.head == pc) {
+                l.counted_loop(c, p, &guesses, sl, fl)?;
+                pc = c.back + 1;
+                continue;
             }
+            pc = l.slot(pc, p, &guesses, sl, fl)?;
         }
     }
     l.emit_stubs()?;
     let body_labels: Vec<Label> = slot_labels.iter().map(|s| s.0[&0]).collect();
+    let pad_points = std::mem::take(&mut l.pad_points);
     let done = l.asm.finish()?;
     let bodies = body_labels.iter().map(|&b| done.label_offset(b).unwrap_or(0)).collect();
     if done.code.len() > opts.max_code_bytes {
         return Err(JitError::TooComplex { limit: opts.max_code_bytes });
     }
-    Ok(Lowered { code: done.code, entry: 0, bodies })
+    let pad_at = pad_points.iter().map(|&p| done.label_offset(p).unwrap_or(0)).collect();
+    Ok((Lowered { code: done.code, entry: 0, bodies }, pad_at))
 }
 
 /// The machine registers of `r6`–`r9` that any instruction of any program names (as either
@@ -233,6 +316,54 @@ fn used_callee_saved(programs: &[Source<'_>]) -> Vec<Reg> {
         }
     }
     CALLEE_SAVED.iter().zip(used).filter(|(_, u)| *u).map(|(r, _)| *r).collect()
+}
+
+/// The [`ExitCharge`] of counted loop `c`, if its back edge's counter is one register of
+/// step ±1 and every jump in it leaves forward.
+fn exit_charge(slots: &[EbpfInsn], c: &CountedLoop) -> Option<ExitCharge> {
+    let x = &c.trip.x;
+    let [reg] = x.regs[..] else { return None };
+    let step = x.stride;
+    // The counter's update: its one write in the body (an induction variable's).
+    let update = (c.head..c.back).find(|&p| {
+        let i = &slots[p];
+        matches!(i.code, 0x07 | 0x17) && i.dst == reg
+    })?;
+    let forward = (c.head..c.back).all(|p| jump_target(p, &slots[p]).is_none_or(|t| t > c.back));
+    let span = i32::try_from(c.back - c.head + 1).ok()?;
+    (forward && x.off == step).then_some(ExitCharge { reg, step, update, span, back: c.back })
+}
+
+/// The run context's delta ([`delta`]) of a region of the inline checks.
+fn region_delta(region: usize) -> usize {
+    match region {
+        STACK => delta::STACK,
+        MEM => delta::CTX,
+        _ => delta::PACKET,
+    }
+}
+
+/// Whether nothing in counted loop `c`'s body (unblinded) uses `r10`: every access is in
+/// the frame or `hoisted` (no slow path, whose call into Rust clobbers it), no division
+/// (which saves `rax` there), and no instruction reads eBPF `r10` as a value (which is
+/// computed there).
+fn r10_free(slots: &[EbpfInsn], c: &CountedLoop, hoisted: &[usize]) -> bool {
+    (c.head..=c.back).all(|pc| {
+        let i = &slots[pc];
+        let (class, x, src) = (i.code & 7, i.code & 0x08 != 0, i.src & 0xf);
+        let in_frame = |base: u8| {
+            let size = 1i32 << [2, 1, 0, 3][usize::from((i.code >> 3) & 3)];
+            base >= 10 && i32::from(i.off) >= -512 && i32::from(i.off) + size <= 0
+        };
+        match class {
+            4 | 7 => !(matches!(i.code & 0xf0, 0x30 | 0x90) || (x && src >= 10)),
+            1 => hoisted.contains(&pc) || in_frame(src),
+            2 => hoisted.contains(&pc) || in_frame(i.dst & 0xf),
+            3 => (hoisted.contains(&pc) || in_frame(i.dst & 0xf)) && src < 10,
+            5 | 6 => !(x && src >= 10),
+            _ => true,
+        }
+    })
 }
 
 /// A random 64-bit seed for constant blinding (the standard library's hasher keys).
@@ -323,6 +454,269 @@ impl Lower<'_> {
         }
         self.asm.pop(FP)?;
         Ok(())
+    }
+
+    /// Lowers slot `pc` of `p`; returns the next slot.
+    fn slot(
+        &mut self,
+        pc: usize,
+        p: &Source<'_>,
+        guesses: &[Option<Prov>],
+        sl: &SlotLabels,
+        fl: &[Label],
+    ) -> Result<usize, JitError> {
+        let i = p.slots[pc];
+        let next = p.slots.get(pc + 1).copied();
+        // `dst = a; dst += b` (a pointer plus an index, as clang computes addresses) is one
+        // `lea` when nothing lands between the two.
+        if let Some(n) = next
+            && i.code == 0xbf
+            && i.off == 0
+            && n.code == 0x0f
+            && n.dst == i.dst
+            && i.dst < 10
+            && i.src < 10
+            && n.src < 10
+            && i.src != i.dst
+            && !sl.0.contains_key(&(pc + 1))
+            && p.functions.binary_search(&(pc + 1)).is_err()
+        {
+            let b = if n.src == i.dst { i.src } else { n.src };
+            let (dst, a, b) =
+                (REGS[usize::from(i.dst)], REGS[usize::from(i.src)], REGS[usize::from(b)]);
+            self.asm.lea(Size::Qword, dst, Mem::base(a).index(b, Scale::X1))?;
+            return Ok(pc + 2);
+        }
+        self.base = p.bases.and_then(|b| b.get(pc).copied().flatten());
+        self.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
+        if self.asm.instructions() > self.opts.max_machine_insns {
+            return Err(JitError::TooComplex { limit: self.opts.max_machine_insns });
+        }
+        // The second half of lddw is no instruction (nothing jumps there: load checks).
+        Ok(pc + if i.code == 0x18 { 2 } else { 1 })
+    }
+
+    /// A counted loop ([`crate::loops`]), entered at its head's label: the entry check of
+    /// every hoisted access's range over all iterations, then the copy whose hoisted
+    /// accesses are unchecked (`mov r11, [r12 + delta]; op [base + r11 + off]`, as verified
+    /// code's), leaving by a jump past the back edge; the ordinary checked copy after it,
+    /// where a failed check goes.
+    fn counted_loop(
+        &mut self,
+        c: &CountedLoop,
+        p: &Source<'_>,
+        guesses: &[Option<Prov>],
+        sl: &SlotLabels,
+        fl: &[Label],
+    ) -> R {
+        let checked = self.asm.new_label();
+        let fast = self.asm.new_label();
+        // Each hoisted access with its region (from the provenance guess), offset, size and
+        // direction; a region without a fixed delta (map values) keeps its inline check.
+        let mut hoisted = Vec::new();
+        for h in &c.hoisted {
+            let i = p.slots[h.pc];
+            let region = match guesses[h.pc].unwrap_or(Prov::Unknown) {
+                Prov::Stack => STACK,
+                Prov::Mem | Prov::Unknown => MEM,
+                Prov::Packet => PACKET,
+                Prov::Map => continue,
+            };
+            let k = [2u32, 1, 0, 3][usize::from((i.code >> 3) & 3)];
+            hoisted.push((h, region, i.off, k, i.code & 7 != 1));
+        }
+        if !hoisted.is_empty() && self.loop_entry(c, &hoisted, checked)? {
+            let regions: Vec<usize> = hoisted.iter().map(|(_, r, ..)| *r).collect();
+            self.delta_in_r10 = regions.iter().all(|&r| r == regions[0])
+                && r10_free(p.slots, c, &hoisted.iter().map(|(h, ..)| h.pc).collect::<Vec<_>>());
+            if self.delta_in_r10 {
+                self.asm.mov(Size::Qword, Reg::R10, ctx(off::delta(region_delta(regions[0]))))?;
+                self.exit_charge = exit_charge(p.slots, c).filter(|_| self.charging);
+                if let Some(e) = self.exit_charge {
+                    self.asm.mov(Size::Qword, ctx(off::LOOP_X), REGS[usize::from(e.reg)])?;
+                }
+            }
+            let at = self.asm.new_label();
+            self.asm.bind(at)?;
+            self.asm.nops(self.pads.get(self.pad_points.len()).copied().unwrap_or(0));
+            self.pad_points.push(at);
+            self.asm.bind(fast)?;
+            self.head = Some((c.head, fast));
+            self.hoisted = hoisted.iter().map(|(h, r, ..)| (h.pc, *r)).collect();
+            let mut pc = c.head;
+            while pc <= c.back {
+                pc = self.slot(pc, p, guesses, sl, fl)?;
+            }
+            self.hoisted.clear();
+            self.delta_in_r10 = false;
+            let after = sl.at(c.back, c.back + 1, p.slots[c.back].code)?;
+            self.asm.jmp(after)?;
+            for (label, pc, target) in std::mem::take(&mut self.exits) {
+                self.asm.bind(label)?;
+                self.charge_iterations(pc)?;
+                self.asm.jmp(target)?;
+            }
+            self.exit_charge = None;
+        }
+        self.asm.bind(checked)?;
+        self.head = Some((c.head, checked));
+        let mut pc = c.head;
+        while pc <= c.back {
+            pc = self.slot(pc, p, guesses, sl, fl)?;
+        }
+        self.head = None;
+        Ok(())
+    }
+
+    /// [`ExitCharge`]: charges the back edges the unchecked copy took when it leaves at
+    /// slot `pc`.
+    fn charge_iterations(&mut self, pc: usize) -> R {
+        let Some(e) = self.exit_charge else { return Ok(()) };
+        let a = &mut self.asm;
+        a.mov(Size::Qword, Reg::R11, REGS[usize::from(e.reg)])?;
+        a.sub(Size::Qword, Reg::R11, ctx(off::LOOP_X))?;
+        if pc > e.update {
+            a.sub(Size::Qword, Reg::R11, e.step as i32)?;
+        }
+        if e.step < 0 {
+            a.neg(Size::Qword, Reg::R11)?;
+        }
+        a.imul_imm(Size::Qword, Reg::R11, Reg::R11, i64::from(e.span))?;
+        a.sub(Size::Qword, BUDGET, Reg::R11)?;
+        Ok(())
+    }
+
+    /// `Σ regs + extra` of a form's entry values into `dst` (`false` when the constant
+    /// does not fit an immediate).
+    fn eval(&mut self, f: &Affine, extra: i64, dst: Reg) -> Result<bool, JitError> {
+        let Ok(k) = i32::try_from(f.off + extra) else { return Ok(false) };
+        match f.regs.split_first() {
+            None => self.asm.mov(Size::Qword, dst, i64::from(k))?,
+            Some((&first, rest)) => {
+                self.asm.mov(Size::Qword, dst, REGS[usize::from(first)])?;
+                for &r in rest {
+                    self.asm.add(Size::Qword, dst, REGS[usize::from(r)])?;
+                }
+                if k != 0 {
+                    self.asm.add(Size::Qword, dst, i64::from(k))?;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The entry check of a counted loop: the bound `c` of its iterations into the run
+    /// context, then for each hoisted access that its first and last iteration's
+    /// addresses are inside its region (all between are: the address moves by a constant
+    /// stride). Any failure, or `c` past 2³¹, goes to `checked`. `false` (and nothing
+    /// emitted) when a constant does not fit an immediate.
+    #[allow(clippy::type_complexity)]
+    fn loop_entry(
+        &mut self,
+        c: &CountedLoop,
+        hoisted: &[(&loops::Hoisted, usize, i16, u32, bool)],
+        checked: Label,
+    ) -> Result<bool, JitError> {
+        let fits = |f: &Affine, extra: i64| i32::try_from(f.off + extra).is_ok();
+        let base_of = |region: usize| match region {
+            STACK => Some(STACK_BASE as i64),
+            MEM => Some(MEM_BASE as i64),
+            _ => None,
+        };
+        if !fits(&c.trip.x, 0)
+            || !fits(&c.trip.y, 0)
+            || hoisted
+                .iter()
+                .any(|(h, r, d, ..)| !fits(&h.base, i64::from(*d) - base_of(*r).unwrap_or(0)))
+        {
+            return Ok(false);
+        }
+        const LIMIT: i32 = i32::MAX;
+        // c = the bound of the back edges taken, in r10.
+        self.eval(&c.trip.x, 0, Reg::R11)?;
+        self.eval(&c.trip.y, 0, Reg::R10)?;
+        let a = &mut self.asm;
+        let done = a.new_label();
+        let zero = a.new_label();
+        match (c.trip.x.stride, c.trip.rel) {
+            (1, Rel::Ne) => a.sub(Size::Qword, Reg::R10, Reg::R11)?,
+            (-1, Rel::Ne) => {
+                a.sub(Size::Qword, Reg::R11, Reg::R10)?;
+                a.mov(Size::Qword, Reg::R10, Reg::R11)?;
+            }
+            (1, rel) => {
+                // y - x0, 0 when x0 is past y (+1 for <=).
+                a.sub(Size::Qword, Reg::R10, Reg::R11)?;
+                a.jcc(Cond::B, zero)?;
+                if rel == Rel::Le {
+                    a.cmp(Size::Qword, Reg::R10, LIMIT)?;
+                    a.jcc(Cond::A, checked)?;
+                    a.add(Size::Qword, Reg::R10, 1)?;
+                }
+                a.jmp(done)?;
+            }
+            (_, rel) => {
+                // x0 - y, 0 when x0 is below y (+1 for >=).
+                a.sub(Size::Qword, Reg::R11, Reg::R10)?;
+                a.jcc(Cond::B, zero)?;
+                a.mov(Size::Qword, Reg::R10, Reg::R11)?;
+                if rel == Rel::Ge {
+                    a.cmp(Size::Qword, Reg::R10, LIMIT)?;
+                    a.jcc(Cond::A, checked)?;
+                    a.add(Size::Qword, Reg::R10, 1)?;
+                }
+                a.jmp(done)?;
+            }
+        }
+        a.bind(zero)?;
+        if c.trip.rel != Rel::Ne {
+            a.xor(Size::Dword, Reg::R10, Reg::R10)?;
+        }
+        a.bind(done)?;
+        a.cmp(Size::Qword, Reg::R10, LIMIT)?;
+        a.jcc(Cond::A, checked)?;
+        a.mov(Size::Qword, ctx(off::LOOP_N), Reg::R10)?;
+        if self.charging {
+            // The budget covers the span at each of the c + 1 arrivals at the back edge.
+            let span = c.back - c.head + 1;
+            let Ok(span) = i32::try_from(span) else { return Ok(false) };
+            a.add(Size::Qword, Reg::R10, 1)?;
+            a.imul_imm(Size::Qword, Reg::R10, Reg::R10, i64::from(span))?;
+            a.cmp(Size::Qword, BUDGET, Reg::R10)?;
+            a.jcc(Cond::B, checked)?;
+        }
+        for &(h, region, disp, k, write) in hoisted {
+            let rb = off::region(region);
+            let ok = ctx(rb + if write { off::OK_WRITE } else { off::OK } + 8 * k as i32);
+            // The first iteration's offset into the region in r11.
+            match base_of(region) {
+                Some(b) => {
+                    self.eval(&h.base, i64::from(disp) - b, Reg::R11)?;
+                }
+                None => {
+                    self.eval(&h.base, i64::from(disp), Reg::R11)?;
+                    self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+                }
+            }
+            let a = &mut self.asm;
+            a.cmp(Size::Qword, Reg::R11, ok)?;
+            a.jcc(Cond::Ae, checked)?;
+            // The last iteration's: stride · c further (|stride|, c < 2^31: no overflow).
+            let s = h.base.stride;
+            if s != 0 {
+                a.mov(Size::Qword, Reg::R10, ctx(off::LOOP_N))?;
+                a.imul_imm(Size::Qword, Reg::R10, Reg::R10, s.abs())?;
+                if s > 0 {
+                    a.add(Size::Qword, Reg::R10, Reg::R11)?;
+                    a.cmp(Size::Qword, Reg::R10, ok)?;
+                    a.jcc(Cond::Ae, checked)?;
+                } else {
+                    a.cmp(Size::Qword, Reg::R11, Reg::R10)?;
+                    a.jcc(Cond::B, checked)?;
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The shared routines: raising a fault, calling Rust for an access or a legacy load,
@@ -482,6 +876,14 @@ impl Lower<'_> {
         if base >= 10 && d >= -512 && d + size <= 0 {
             return Ok(Mem::base(FP).disp(d));
         }
+        // In a counted loop's unchecked copy: the loop's entry checked this access's range.
+        if let Some(&(_, region)) = self.hoisted.iter().find(|(at, _)| *at == pc) {
+            if self.delta_in_r10 {
+                return Ok(Mem::base(REGS[base as usize]).index(Reg::R10, Scale::X1).disp(d));
+            }
+            self.asm.mov(Size::Qword, Reg::R11, ctx(off::delta(region_delta(region))))?;
+            return Ok(Mem::base(REGS[base as usize]).index(Reg::R11, Scale::X1).disp(d));
+        }
         // Verified: the verifier proved the access inside the region its base points into,
         // whose host address is the virtual one plus the region's delta. (Context stores
         // stay checked: the VM's XDP context is read-only.)
@@ -516,12 +918,31 @@ impl Lower<'_> {
             Prov::Packet => PACKET,
             Prov::Map => MAP,
         };
-        self.vaddr(base, disp)?;
         let ok = if write { off::OK_WRITE } else { off::OK };
         let rb = off::region(region);
         let slow = self.asm.new_label();
         let back = self.asm.new_label();
-        self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+        // The offset into the region: the stack's and the memory's virtual bases are
+        // constants, folded into the address computation.
+        let fixed = match region {
+            STACK => Some(STACK_BASE),
+            MEM => Some(MEM_BASE),
+            _ => None,
+        };
+        match fixed {
+            Some(b) if base < 10 => {
+                let d = i64::from(disp) - b as i64;
+                self.asm.lea(
+                    Size::Qword,
+                    Reg::R11,
+                    Mem::base(REGS[base as usize]).disp(d as i32),
+                )?;
+            }
+            _ => {
+                self.vaddr(base, disp)?;
+                self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+            }
+        }
         self.asm.cmp(Size::Qword, Reg::R11, ctx(rb + ok + 8 * k as i32))?;
         self.asm.jcc(Cond::Ae, slow)?;
         self.asm.add(Size::Qword, Reg::R11, ctx(rb + off::HOST))?;
@@ -949,7 +1370,7 @@ impl Lower<'_> {
                 if t <= pc {
                     self.charge(pc, (pc - t + 1) as u64)?;
                 }
-                let target = slots.at(pc, t, i.code)?;
+                let target = self.target(slots, pc, t, i.code)?;
                 self.asm.jmp(target)?;
                 return Ok(());
             }
@@ -1000,23 +1421,77 @@ impl Lower<'_> {
         } else {
             self.imm(i.imm, size, Reg::R10)?
         };
+        let t = target_of(i64::from(i.off));
+        let target = self.target(slots, pc, t, i.code)?;
+        // The unchecked copy's back edge: its entry checked that the budget covers every
+        // iteration, so the span is charged before the test without a check and given back
+        // when the loop ends here (what is left is as if charged when taken).
+        let fast_back = t <= pc
+            && self.charging
+            && !self.hoisted.is_empty()
+            && self.head.is_some_and(|(h, _)| h == t);
+        let span = (pc.saturating_sub(t) + 1).min(i32::MAX as usize) as i32;
+        if fast_back && self.exit_charge.is_some() {
+            // Nothing charged here: the exits charge the iterations.
+            if op == 0x40 {
+                self.asm.test(size, lhs, rhs)?;
+            } else {
+                self.asm.cmp(size, lhs, rhs)?;
+            }
+            self.asm.jcc(cond, target)?;
+            return self.charge_iterations(pc);
+        }
+        if fast_back {
+            self.asm.sub(Size::Qword, BUDGET, span)?;
+        }
         if op == 0x40 {
             self.asm.test(size, lhs, rhs)?;
         } else {
             self.asm.cmp(size, lhs, rhs)?;
         }
-        let t = target_of(i64::from(i.off));
-        let target = slots.at(pc, t, i.code)?;
+        if fast_back {
+            self.asm.jcc(cond, target)?;
+            self.asm.add(Size::Qword, BUDGET, span)?;
+            return Ok(());
+        }
         if t <= pc && self.charging {
+            // Taken: charge the loop's span, and jump back unless the budget ran out.
             let skip = self.asm.new_label();
             self.asm.jcc(cond.negate(), skip)?;
-            self.charge(pc, (pc - t + 1) as u64)?;
-            self.asm.jmp(target)?;
+            let stub = self.fault_stub(pc, asm_fault::BUDGET);
+            self.asm.sub(Size::Qword, BUDGET, (pc - t + 1).min(i32::MAX as usize) as i32)?;
+            self.asm.jcc(Cond::Ae, target)?;
+            self.asm.jmp(stub)?;
             self.asm.bind(skip)?;
         } else {
             self.asm.jcc(cond, target)?;
         }
         Ok(())
+    }
+
+    /// The label of slot `t`: the current loop copy's head for its head; an exit that
+    /// charges the iterations first for the exits of an [`ExitCharge`] copy.
+    fn target(
+        &mut self,
+        slots: &SlotLabels,
+        pc: usize,
+        t: usize,
+        code: u8,
+    ) -> Result<Label, JitError> {
+        match self.head {
+            Some((head, label)) if head == t => Ok(label),
+            _ => {
+                let label = slots.at(pc, t, code)?;
+                match self.exit_charge {
+                    Some(e) if t > e.back => {
+                        let exit = self.asm.new_label();
+                        self.exits.push((exit, pc, label));
+                        Ok(exit)
+                    }
+                    _ => Ok(label),
+                }
+            }
+        }
     }
 
     /// Legacy packet loads (`ld_abs`, `ld_ind`): the offset in `r11`, the load in Rust.

@@ -212,6 +212,10 @@ pub(crate) struct RunCx {
     /// The host address of the tail call's target program's body.
     pub tail_target: u64,
     pub asm_fault: u64,
+    /// A counted loop's bound of iterations, while its entry check runs.
+    pub loop_n: u64,
+    /// A counted loop's counter at its entry, while its unchecked copy runs.
+    pub loop_x: u64,
     pub rt_fn: u64,
     pub helper_fn: u64,
     /// Host minus virtual address of each region verified accesses reach
@@ -262,6 +266,8 @@ pub(crate) mod off {
     pub const SAVED_R0: i32 = offset_of!(RunCx, saved_r0) as i32;
     pub const TAIL_TARGET: i32 = offset_of!(RunCx, tail_target) as i32;
     pub const ASM_FAULT: i32 = offset_of!(RunCx, asm_fault) as i32;
+    pub const LOOP_N: i32 = offset_of!(RunCx, loop_n) as i32;
+    pub const LOOP_X: i32 = offset_of!(RunCx, loop_x) as i32;
     pub const RT_FN: i32 = offset_of!(RunCx, rt_fn) as i32;
     pub const HELPER_FN: i32 = offset_of!(RunCx, helper_fn) as i32;
     /// Delta `d`'s field.
@@ -301,6 +307,8 @@ impl RunCx {
             saved_r0: 0,
             tail_target: 0,
             asm_fault: 0,
+            loop_n: 0,
+            loop_x: 0,
             rt_fn: rt_call as *const () as u64,
             helper_fn: helper_call as *const () as u64,
             memory: 0,
