@@ -86,7 +86,9 @@ pub(crate) enum Rel {
 ///   `<=`; `y − x₀` (wrapping) for `!=`;
 /// * step −1: the same with `x₀ − y`;
 ///
-/// where `x₀` is `x` at the back edge in iteration 0.
+/// where `x₀` is `x` at the back edge in iteration 0. `x <= y` with `y` the largest value
+/// and `x >= y` with `y` 0 always hold: those loops have no bound (the entry check refuses
+/// them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Trip {
     /// The induction side at the back edge.

@@ -638,6 +638,19 @@ impl Lower<'_> {
         let a = &mut self.asm;
         let done = a.new_label();
         let zero = a.new_label();
+        // `x <= MAX` and `x >= 0` hold whatever x is: such a loop ends only when its counter
+        // wraps (or the budget runs out), past any bound c.
+        match c.trip.rel {
+            Rel::Le => {
+                a.cmp(Size::Qword, Reg::R10, -1)?;
+                a.jcc(Cond::E, checked)?;
+            }
+            Rel::Ge => {
+                a.test(Size::Qword, Reg::R10, Reg::R10)?;
+                a.jcc(Cond::E, checked)?;
+            }
+            _ => {}
+        }
         match (c.trip.x.stride, c.trip.rel) {
             (1, Rel::Ne) => a.sub(Size::Qword, Reg::R10, Reg::R11)?,
             (-1, Rel::Ne) => {
