@@ -18,8 +18,11 @@
 //!   (the size caps of [`JitOptions`]) leaves the VM on its interpreter, as the kernel falls
 //!   back when its JIT gives up.
 //! * `lower` is the instruction selection (registers, frames, the checked access sequence);
-//!   `prov` the guess of which region each access reaches; `runtime` the run context and the
-//!   Rust functions the code calls (slow accesses, legacy packet loads, helpers, tail calls).
+//!   `prov` the guess of which region each access reaches; `loops` the counted loops whose
+//!   accesses are checked once per loop entry (an unchecked copy of the loop runs when the
+//!   entry's range checks hold, the checked copy otherwise); `runtime` the run context and
+//!   the Rust functions the code calls (slow accesses, legacy packet loads, helpers, tail
+//!   calls).
 //! * Checked mode (the default, for programs no verifier has seen) also charges backward
 //!   jumps and calls against the run's budget, so that no run hangs (`Fault::Budget`).
 //! * Constant blinding ([`JitOptions::blinding`]) hides the program's immediates from the
@@ -60,6 +63,8 @@
 //! This crate's `unsafe` is calling the code and the run-time functions' dereferences of the
 //! run context (module `runtime`), each with its `// SAFETY:` argument.
 
+#[cfg(target_arch = "x86_64")]
+mod loops;
 #[cfg(target_arch = "x86_64")]
 mod lower;
 #[cfg(target_arch = "x86_64")]

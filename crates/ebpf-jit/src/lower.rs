@@ -6,7 +6,7 @@
 //! `r6`=`rbx`, `r7`=`r13`, `r8`=`r14`, `r9`=`r15` (callee-saved, as eBPF's); `rbp` is the
 //! *host* address of the current frame's top, and `r10`'s virtual value is
 //! `rbp - stack_delta` wherever it is read as a value; `r12` points at the run context
-//! ([`RunCx`](crate::runtime::RunCx)); `r9`, `r10`, `r11` are scratch.
+//! ([`RunCx`](crate::runtime::RunCx)); `r9` holds the budget; `r10`, `r11` are scratch.
 //!
 //! **Memory.** `[r10 + off]` wholly inside the current frame is `[rbp + off]`, unchecked.
 //! Every other access computes its virtual address in `r11` and checks it against the one
@@ -23,18 +23,32 @@
 //! mov  dst, [r11]
 //! ```
 //!
-//! **Frames.** Each function's prologue pushes `rbp`, `rbx`, `r13`, `r14`, `r15` and moves
-//! `rbp` down 512 bytes; `exit` pops them and returns. The native stack stays 16-byte
-//! aligned in function bodies, so calls into Rust need no fix-up. Faults and helper exits
-//! unwind to the entry stub through the `rsp` it saved.
+//! The stack's and the memory's virtual bases are constants, folded into the `lea`. A
+//! counted loop checks its accesses once per entry instead ([`counted`]).
+//!
+//! **Frames.** Each function's prologue pushes `rbp` and those of `rbx`, `r13`, `r14`, `r15`
+//! some program uses (`r6`–`r9`: the others are never written) and moves `rbp` down 512
+//! bytes; `exit` pops them and returns. Program 0's first frame is entered from the entry
+//! stub with the same pushes of the host's registers, so each is saved once per run. The
+//! native stack stays 16-byte aligned in function bodies, so calls into Rust need no fix-up.
+//! Faults and helper exits unwind to the entry stub through the `rsp` it saved.
+//!
+//! **Budget.** Checked code keeps what is left of the run's budget in `r9` and charges back
+//! edges and calls with `sub r9, cost; jb fault`; every call into Rust stores it in the run
+//! context first (where a fault or an exit leaves it), and the entry stub stores it at `exit`.
 
 use sift_ebpf::EbpfInsn;
 use sift_x86::{AluOp, Assembler, Cond, Label, Mem, Operand, Reg, Scale, ShiftOp, Size};
 
+use crate::loops::{self, CountedLoop};
 use crate::prov::{self, Prov};
+
+mod counted;
 use crate::runtime::{MAP, MEM, PACKET, STACK, action, asm_fault, delta, info, off};
 use crate::{JitError, JitOptions};
+use counted::{ExitCharge, region_delta};
 use sift_ebpf_verifier::AccessBase;
+use sift_ebpf_vm::memory::{MEM_BASE, STACK_BASE};
 
 /// eBPF `r0`–`r9` in machine registers.
 pub const REGS: [Reg; 10] = [
@@ -52,6 +66,11 @@ pub const REGS: [Reg; 10] = [
 
 /// The run context's register.
 const CX: Reg = Reg::R12;
+/// What is left of the run's budget (checked mode charges back edges and calls to it); in
+/// the run context's `budget_left` while Rust runs.
+const BUDGET: Reg = Reg::R9;
+/// The callee-saved machine registers of eBPF `r6`–`r9`.
+const CALLEE_SAVED: [Reg; 4] = [Reg::Rbx, Reg::R13, Reg::R14, Reg::R15];
 /// The frame pointer (host address of the current frame's top).
 const FP: Reg = Reg::Rbp;
 
@@ -121,11 +140,59 @@ struct Lower<'o> {
     /// Whether back edges and calls are charged to the budget (checked mode, unverified
     /// programs).
     charging: bool,
+    /// The callee-saved registers of `r6`–`r9` that some program uses: the only ones a frame
+    /// saves (the others keep the host's values throughout).
+    saved: Vec<Reg>,
+    /// While a counted loop's copy is lowered: its head slot and the copy's head label
+    /// (the back edge's target).
+    head: Option<(usize, Label)>,
+    /// While a counted loop's unchecked copy is lowered: the accesses its entry checked,
+    /// with their regions.
+    hoisted: Vec<(usize, usize)>,
+    /// Whether `r10` holds the hoisted accesses' delta through the unchecked copy (one
+    /// region, and nothing in the loop uses `r10`).
+    delta_in_r10: bool,
+    /// The no-ops before each unchecked loop copy ([`LOOP_ALIGN`]), and where they start.
+    pads: Vec<usize>,
+    pad_points: Vec<Label>,
+    /// While an unchecked loop copy that charges its iterations when it ends is lowered
+    /// (see [`ExitCharge`]): how, and the exits taken so far (label, slot, target).
+    exit_charge: Option<ExitCharge>,
+    exits: Vec<(Label, usize, Label)>,
 }
 
 type R = Result<(), JitError>;
 
+/// Unchecked loop copies start at this alignment (their speed depends on where they sit).
+const LOOP_ALIGN: usize = 64;
+
 pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowered, JitError> {
+    // Jumps are sized when the code is finished, so the no-ops that align the unchecked
+    // loop copies come from the previous pass's layout: a few passes, only for programs
+    // with such loops (usually two).
+    let mut pads = Vec::new();
+    for _ in 0..4 {
+        let (lowered, pad_at) = lower_pass(programs, opts, &pads)?;
+        let want: Vec<usize> = pad_at
+            .iter()
+            .zip(pads.iter().chain(std::iter::repeat(&0)))
+            .map(|(&at, _)| (LOOP_ALIGN - at % LOOP_ALIGN) % LOOP_ALIGN)
+            .collect();
+        if want == pads || pad_at.is_empty() {
+            return Ok(lowered);
+        }
+        pads = want;
+    }
+    Ok(lower_pass(programs, opts, &pads)?.0)
+}
+
+/// One lowering, with `pads[k]` bytes of no-ops before the `k`th unchecked loop copy; also
+/// returns where each copy's no-ops start.
+fn lower_pass(
+    programs: &[Source<'_>],
+    opts: &JitOptions,
+    pads: &[usize],
+) -> Result<(Lowered, Vec<usize>), JitError> {
     let total: usize = programs.iter().map(|p| p.slots.len()).sum();
     let mut asm = Assembler::with_capacity(total * 16 + 512);
     let unwind = asm.new_label();
@@ -144,11 +211,30 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
         key,
         base: None,
         charging: opts.checked,
+        saved: used_callee_saved(programs),
+        head: None,
+        hoisted: Vec::new(),
+        delta_in_r10: false,
+        pads: pads.to_vec(),
+        pad_points: Vec::new(),
+        exit_charge: None,
+        exits: Vec::new(),
     };
     // Labels: each program's function prologues and slots.
     let mut func_labels = Vec::new();
     let mut slot_labels = Vec::new();
-    for p in programs {
+    // Counted loops (checked code; with blinding the entry checks would show immediates).
+    let counted: Vec<Vec<CountedLoop>> = programs
+        .iter()
+        .map(|p| {
+            if opts.checked && !opts.blinding && p.bases.is_none() {
+                loops::find(p.slots, p.functions)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    for (p, counted) in programs.iter().zip(&counted) {
         func_labels.push(p.functions.iter().map(|_| l.asm.new_label()).collect::<Vec<_>>());
         // Labels only where jumps land (and at each program's body, the tail-call target).
         let mut targets = SlotLabels::default();
@@ -158,9 +244,14 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
                 targets.0.entry(t).or_insert_with(|| l.asm.new_label());
             }
         }
+        // The unchecked copy of a counted loop leaves it by a jump past the back edge.
+        for c in counted {
+            targets.0.entry(c.back + 1).or_insert_with(|| l.asm.new_label());
+        }
         slot_labels.push(targets);
     }
-    l.entry(func_labels[0][0])?;
+    let main_body = slot_labels[0].0[&0];
+    l.entry(main_body)?;
     l.shared()?;
     for (k, p) in programs.iter().enumerate() {
         let guesses = prov::analyze(p.slots, p.functions);
@@ -177,25 +268,45 @@ pub(crate) fn lower(programs: &[Source<'_>], opts: &JitOptions) -> Result<Lowere
             if let Some(&label) = sl.0.get(&pc) {
                 l.asm.bind(label)?;
             }
-            let i = p.slots[pc];
-            let next = p.slots.get(pc + 1).copied();
-            l.base = p.bases.and_then(|b| b.get(pc).copied().flatten());
-            l.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
-            // The second half of lddw is no instruction (nothing jumps there: load checks).
-            pc += if i.code == 0x18 { 2 } else { 1 };
-            if l.asm.instructions() > opts.max_machine_insns {
-                return Err(JitError::TooComplex { limit: opts.max_machine_insns });
+            if let Some(c) = counted[k].iter().find(|c| c.head == pc) {
+                l.counted_loop(c, p, &guesses, sl, fl)?;
+                pc = c.back + 1;
+                continue;
             }
+            pc = l.slot(pc, p, &guesses, sl, fl)?;
         }
     }
     l.emit_stubs()?;
     let body_labels: Vec<Label> = slot_labels.iter().map(|s| s.0[&0]).collect();
+    let pad_points = std::mem::take(&mut l.pad_points);
     let done = l.asm.finish()?;
     let bodies = body_labels.iter().map(|&b| done.label_offset(b).unwrap_or(0)).collect();
     if done.code.len() > opts.max_code_bytes {
         return Err(JitError::TooComplex { limit: opts.max_code_bytes });
     }
-    Ok(Lowered { code: done.code, entry: 0, bodies })
+    let pad_at = pad_points.iter().map(|&p| done.label_offset(p).unwrap_or(0)).collect();
+    Ok((Lowered { code: done.code, entry: 0, bodies }, pad_at))
+}
+
+/// The machine registers of `r6`–`r9` that any instruction of any program names (as either
+/// register field: a superset of those written), in [`CALLEE_SAVED`] order. A frame saves
+/// only these: tail-called programs run in their caller's frame, so the set is the same for
+/// every program.
+fn used_callee_saved(programs: &[Source<'_>]) -> Vec<Reg> {
+    let mut used = [false; 4];
+    for p in programs {
+        for i in p.slots {
+            for r in [i.dst & 0xf, i.src & 0xf] {
+                // Register fields past r9 are clamped to r9 where a register is written.
+                match r {
+                    6..=9 => used[usize::from(r - 6)] = true,
+                    10.. => used[3] = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    CALLEE_SAVED.iter().zip(used).filter(|(_, u)| *u).map(|(r, _)| *r).collect()
 }
 
 /// A random 64-bit seed for constant blinding (the standard library's hasher keys).
@@ -207,36 +318,125 @@ fn random_seed() -> u64 {
 }
 
 impl Lower<'_> {
-    /// The entry stub: `(ctx, r1, r2, host top + 512)`; saves the callee-saved registers and
-    /// `rsp`, zeroes the eBPF registers the interpreter zeroes, calls program 0; the exit
-    /// (normal and unwinding) restores and returns `rax`.
-    fn entry(&mut self, main: Label) -> R {
+    /// The entry stub: `(ctx, r1, r2, host top)`. It saves `r12` and calls
+    /// program 0's entry frame, which saves `rbp` and the used callee-saved registers
+    /// ([`Lower::saved`]) as any function's prologue does, with the host's values, then sets
+    /// the frame pointer, zeroes the eBPF registers the interpreter zeroes and runs the body:
+    /// each register is saved once. `exit` returns here through the ordinary epilogue; an
+    /// unwind (fault, helper exit) restores the entry frame's saves from their slots.
+    fn entry(&mut self, main_body: Label) -> R {
+        let saved = self.saved.clone();
+        let pad = self.pad();
+        let main_entry = self.asm.new_label();
         let a = &mut self.asm;
-        for r in [Reg::Rbp, Reg::Rbx, Reg::R12, Reg::R13, Reg::R14, Reg::R15] {
-            a.push(r)?;
-        }
-        a.sub(Size::Qword, Reg::Rsp, 8)?;
+        a.push(CX)?;
         a.mov(Size::Qword, CX, Reg::Rdi)?;
+        // Stored only when it changed (it rarely does: a run's fixed cost is mostly stores).
+        let same_rsp = a.new_label();
+        a.cmp(Size::Qword, ctx(off::SAVED_RSP), Reg::Rsp)?;
+        a.jcc(Cond::E, same_rsp)?;
         a.mov(Size::Qword, ctx(off::SAVED_RSP), Reg::Rsp)?;
-        a.mov(Size::Qword, FP, Reg::Rcx)?;
+        a.bind(same_rsp)?;
+        a.mov(Size::Qword, BUDGET, ctx(off::BUDGET_START))?;
         a.mov(Size::Qword, Reg::Rdi, Reg::Rsi)?;
         a.mov(Size::Qword, Reg::Rsi, Reg::Rdx)?;
-        for r in [Reg::Rax, Reg::Rdx, Reg::Rcx, Reg::R8, Reg::Rbx, Reg::R13, Reg::R14, Reg::R15] {
-            a.xor(Size::Dword, r, r)?;
-        }
-        a.call(main)?;
-        let done = a.new_label();
-        a.jmp(done)?;
+        a.call(main_entry)?;
+        // `exit`: r0 in rax, what is left of the budget in rdx.
+        a.mov(Size::Qword, Reg::Rdx, BUDGET)?;
+        a.pop(CX)?;
+        a.ret();
+        // Unwinding: the budget is in the context already (stored before every call into
+        // Rust and by `raise`).
         a.bind(self.unwind)?;
         a.mov(Size::Qword, Reg::Rax, ctx(off::RET))?;
         a.mov(Size::Qword, Reg::Rsp, ctx(off::SAVED_RSP))?;
-        a.bind(done)?;
+        // The entry frame's saves are below the return address into the stub.
+        let slots = 2 + saved.len() + usize::from(pad);
+        a.sub(Size::Qword, Reg::Rsp, (8 * slots) as i32)?;
+        self.restore_frame()?;
+        let a = &mut self.asm;
         a.add(Size::Qword, Reg::Rsp, 8)?;
-        for r in [Reg::R15, Reg::R14, Reg::R13, Reg::R12, Reg::Rbx, Reg::Rbp] {
-            a.pop(r)?;
-        }
+        a.pop(CX)?;
         a.ret();
+        a.bind(main_entry)?;
+        self.save_frame()?;
+        let a = &mut self.asm;
+        a.mov(Size::Qword, FP, Reg::Rcx)?;
+        for r in [Reg::Rax, Reg::Rdx, Reg::Rcx, Reg::R8].iter().chain(&saved) {
+            a.xor(Size::Dword, *r, *r)?;
+        }
+        a.jmp(main_body)?;
         Ok(())
+    }
+
+    /// Whether a frame pads its saves to keep `rsp` 16-byte aligned in function bodies
+    /// (the return address, `rbp` and the saved registers: an even count needs no pad).
+    fn pad(&self) -> bool {
+        self.saved.len() % 2 == 1
+    }
+
+    /// A function's saves: `rbp`, the used callee-saved registers, the pad.
+    fn save_frame(&mut self) -> R {
+        self.asm.push(FP)?;
+        for &r in &self.saved {
+            self.asm.push(r)?;
+        }
+        if self.pad() {
+            self.asm.lea(Size::Qword, Reg::Rsp, Mem::base(Reg::Rsp).disp(-8))?;
+        }
+        Ok(())
+    }
+
+    /// Undoes [`Lower::save_frame`] (not the return).
+    fn restore_frame(&mut self) -> R {
+        if self.pad() {
+            self.asm.lea(Size::Qword, Reg::Rsp, Mem::base(Reg::Rsp).disp(8))?;
+        }
+        for &r in self.saved.iter().rev() {
+            self.asm.pop(r)?;
+        }
+        self.asm.pop(FP)?;
+        Ok(())
+    }
+
+    /// Lowers slot `pc` of `p`; returns the next slot.
+    fn slot(
+        &mut self,
+        pc: usize,
+        p: &Source<'_>,
+        guesses: &[Option<Prov>],
+        sl: &SlotLabels,
+        fl: &[Label],
+    ) -> Result<usize, JitError> {
+        let i = p.slots[pc];
+        let next = p.slots.get(pc + 1).copied();
+        // `dst = a; dst += b` (a pointer plus an index, as clang computes addresses) is one
+        // `lea` when nothing lands between the two.
+        if let Some(n) = next
+            && i.code == 0xbf
+            && i.off == 0
+            && n.code == 0x0f
+            && n.dst == i.dst
+            && i.dst < 10
+            && i.src < 10
+            && n.src < 10
+            && i.src != i.dst
+            && !sl.0.contains_key(&(pc + 1))
+            && p.functions.binary_search(&(pc + 1)).is_err()
+        {
+            let b = if n.src == i.dst { i.src } else { n.src };
+            let (dst, a, b) =
+                (REGS[usize::from(i.dst)], REGS[usize::from(i.src)], REGS[usize::from(b)]);
+            self.asm.lea(Size::Qword, dst, Mem::base(a).index(b, Scale::X1))?;
+            return Ok(pc + 2);
+        }
+        self.base = p.bases.and_then(|b| b.get(pc).copied().flatten());
+        self.insn(pc, i, next, guesses[pc], sl, fl, p.functions)?;
+        if self.asm.instructions() > self.opts.max_machine_insns {
+            return Err(JitError::TooComplex { limit: self.opts.max_machine_insns });
+        }
+        // The second half of lddw is no instruction (nothing jumps there: load checks).
+        Ok(pc + if i.code == 0x18 { 2 } else { 1 })
     }
 
     /// The shared routines: raising a fault, calling Rust for an access or a legacy load,
@@ -245,6 +445,7 @@ impl Lower<'_> {
         let a = &mut self.asm;
         // raise: r11 = slot, r10 = kind.
         a.bind(self.raise)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
         a.mov(Size::Qword, ctx(off::PC), Reg::R11)?;
         a.mov(Size::Qword, ctx(off::ASM_FAULT), Reg::R10)?;
         a.mov(Size::Qword, ctx(off::ACTION), action::ASM_FAULT as i32)?;
@@ -252,17 +453,18 @@ impl Lower<'_> {
         // rt_common: r11 = argument, r10 = info bits; returns r11 = result. Saves the eBPF
         // registers Rust may clobber.
         a.bind(self.rt_common)?;
-        let saved = [Reg::Rax, Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8];
+        // Seven pushes keep the call aligned; the budget goes to the context too (an
+        // unwind reads it there).
+        let saved = [Reg::Rax, Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8, BUDGET];
         for r in saved {
             a.push(r)?;
         }
-        a.sub(Size::Qword, Reg::Rsp, 8)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
         a.mov(Size::Qword, Reg::Rdi, CX)?;
         a.mov(Size::Qword, Reg::Rsi, Reg::R11)?;
         a.mov(Size::Qword, Reg::Rdx, Reg::R10)?;
         a.call_indirect(ctx(off::RT_FN))?;
         a.mov(Size::Qword, Reg::R11, Reg::Rax)?;
-        a.add(Size::Qword, Reg::Rsp, 8)?;
         for r in saved.iter().rev() {
             a.pop(*r)?;
         }
@@ -274,6 +476,7 @@ impl Lower<'_> {
         a.mov(Size::Qword, ctx(off::HELPER_TARGET), Reg::R10)?;
         a.mov(Size::Qword, ctx(off::PC), Reg::R11)?;
         a.mov(Size::Qword, ctx(off::SAVED_R0), Reg::Rax)?;
+        a.mov(Size::Qword, ctx(off::BUDGET), BUDGET)?;
         let args = [Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::Rcx, Reg::R8];
         for r in args {
             a.push(r)?;
@@ -283,6 +486,7 @@ impl Lower<'_> {
         for r in args.iter().rev() {
             a.pop(*r)?;
         }
+        a.mov(Size::Qword, BUDGET, ctx(off::BUDGET))?;
         a.mov(Size::Qword, Reg::R11, ctx(off::ACTION))?;
         a.test(Size::Qword, Reg::R11, Reg::R11)?;
         let act = a.new_label();
@@ -299,17 +503,13 @@ impl Lower<'_> {
     }
 
     fn prologue(&mut self) -> R {
-        for r in [FP, Reg::Rbx, Reg::R13, Reg::R14, Reg::R15] {
-            self.asm.push(r)?;
-        }
+        self.save_frame()?;
         self.asm.sub(Size::Qword, FP, 512)?;
         Ok(())
     }
 
     fn epilogue(&mut self) -> R {
-        for r in [Reg::R15, Reg::R14, Reg::R13, Reg::Rbx, FP] {
-            self.asm.pop(r)?;
-        }
+        self.restore_frame()?;
         self.asm.ret();
         Ok(())
     }
@@ -396,6 +596,14 @@ impl Lower<'_> {
         if base >= 10 && d >= -512 && d + size <= 0 {
             return Ok(Mem::base(FP).disp(d));
         }
+        // In a counted loop's unchecked copy: the loop's entry checked this access's range.
+        if let Some(&(_, region)) = self.hoisted.iter().find(|(at, _)| *at == pc) {
+            if self.delta_in_r10 {
+                return Ok(Mem::base(REGS[base as usize]).index(Reg::R10, Scale::X1).disp(d));
+            }
+            self.asm.mov(Size::Qword, Reg::R11, ctx(off::delta(region_delta(region))))?;
+            return Ok(Mem::base(REGS[base as usize]).index(Reg::R11, Scale::X1).disp(d));
+        }
         // Verified: the verifier proved the access inside the region its base points into,
         // whose host address is the virtual one plus the region's delta. (Context stores
         // stay checked: the VM's XDP context is read-only.)
@@ -430,12 +638,31 @@ impl Lower<'_> {
             Prov::Packet => PACKET,
             Prov::Map => MAP,
         };
-        self.vaddr(base, disp)?;
         let ok = if write { off::OK_WRITE } else { off::OK };
         let rb = off::region(region);
         let slow = self.asm.new_label();
         let back = self.asm.new_label();
-        self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+        // The offset into the region: the stack's and the memory's virtual bases are
+        // constants, folded into the address computation.
+        let fixed = match region {
+            STACK => Some(STACK_BASE),
+            MEM => Some(MEM_BASE),
+            _ => None,
+        };
+        match fixed {
+            Some(b) if base < 10 => {
+                let d = i64::from(disp) - b as i64;
+                self.asm.lea(
+                    Size::Qword,
+                    Reg::R11,
+                    Mem::base(REGS[base as usize]).disp(d as i32),
+                )?;
+            }
+            _ => {
+                self.vaddr(base, disp)?;
+                self.asm.sub(Size::Qword, Reg::R11, ctx(rb + off::BASE))?;
+            }
+        }
         self.asm.cmp(Size::Qword, Reg::R11, ctx(rb + ok + 8 * k as i32))?;
         self.asm.jcc(Cond::Ae, slow)?;
         self.asm.add(Size::Qword, Reg::R11, ctx(rb + off::HOST))?;
@@ -456,7 +683,7 @@ impl Lower<'_> {
             return Ok(());
         }
         let stub = self.fault_stub(pc, asm_fault::BUDGET);
-        self.asm.sub(Size::Qword, ctx(off::BUDGET), cost.min(i32::MAX as u64) as i32)?;
+        self.asm.sub(Size::Qword, BUDGET, cost.min(i32::MAX as u64) as i32)?;
         self.asm.jcc(Cond::B, stub)?;
         Ok(())
     }
@@ -709,7 +936,7 @@ impl Lower<'_> {
         }
         let a = &mut self.asm;
         a.mov(Size::Qword, Reg::R10, Reg::Rax)?;
-        a.mov(Size::Qword, Reg::R9, Reg::Rdx)?;
+        a.push(Reg::Rdx)?;
         if dst != Reg::Rax {
             a.mov(Size::Qword, Reg::Rax, dst)?;
         }
@@ -728,9 +955,7 @@ impl Lower<'_> {
         if dst != Reg::Rax {
             a.mov(Size::Qword, Reg::Rax, Reg::R10)?;
         }
-        if dst != Reg::Rdx {
-            a.mov(Size::Qword, Reg::Rdx, Reg::R9)?;
-        }
+        a.pop(Reg::Rdx)?;
         a.mov(Size::Qword, dst, Reg::R11)?;
         if x {
             self.asm.jmp(done)?;
@@ -820,6 +1045,8 @@ impl Lower<'_> {
                     _ => AluOp::Xor,
                 };
                 let r = REGS[usize::from(s.min(9))];
+                // r9 (the budget) is the loop's scratch register: kept on the stack.
+                a.push(Reg::R9)?;
                 a.mov(Size::Qword, Reg::R10, Reg::Rax)?;
                 let v = if r == Reg::Rax { Reg::R10 } else { r };
                 a.mov(size, Reg::Rax, m)?;
@@ -837,6 +1064,7 @@ impl Lower<'_> {
                     a.mov(size, r, Reg::Rax)?;
                     a.mov(Size::Qword, Reg::Rax, Reg::R10)?;
                 }
+                a.pop(Reg::R9)?;
             }
             _ => return Err(JitError::Unsupported { pc: 0, code: i.code }),
         }
@@ -862,7 +1090,7 @@ impl Lower<'_> {
                 if t <= pc {
                     self.charge(pc, (pc - t + 1) as u64)?;
                 }
-                let target = slots.at(pc, t, i.code)?;
+                let target = self.target(slots, pc, t, i.code)?;
                 self.asm.jmp(target)?;
                 return Ok(());
             }
@@ -913,23 +1141,77 @@ impl Lower<'_> {
         } else {
             self.imm(i.imm, size, Reg::R10)?
         };
+        let t = target_of(i64::from(i.off));
+        let target = self.target(slots, pc, t, i.code)?;
+        // The unchecked copy's back edge: its entry checked that the budget covers every
+        // iteration, so the span is charged before the test without a check and given back
+        // when the loop ends here (what is left is as if charged when taken).
+        let fast_back = t <= pc
+            && self.charging
+            && !self.hoisted.is_empty()
+            && self.head.is_some_and(|(h, _)| h == t);
+        let span = (pc.saturating_sub(t) + 1).min(i32::MAX as usize) as i32;
+        if fast_back && self.exit_charge.is_some() {
+            // Nothing charged here: the exits charge the iterations.
+            if op == 0x40 {
+                self.asm.test(size, lhs, rhs)?;
+            } else {
+                self.asm.cmp(size, lhs, rhs)?;
+            }
+            self.asm.jcc(cond, target)?;
+            return self.charge_iterations(pc);
+        }
+        if fast_back {
+            self.asm.sub(Size::Qword, BUDGET, span)?;
+        }
         if op == 0x40 {
             self.asm.test(size, lhs, rhs)?;
         } else {
             self.asm.cmp(size, lhs, rhs)?;
         }
-        let t = target_of(i64::from(i.off));
-        let target = slots.at(pc, t, i.code)?;
+        if fast_back {
+            self.asm.jcc(cond, target)?;
+            self.asm.add(Size::Qword, BUDGET, span)?;
+            return Ok(());
+        }
         if t <= pc && self.charging {
+            // Taken: charge the loop's span, and jump back unless the budget ran out.
             let skip = self.asm.new_label();
             self.asm.jcc(cond.negate(), skip)?;
-            self.charge(pc, (pc - t + 1) as u64)?;
-            self.asm.jmp(target)?;
+            let stub = self.fault_stub(pc, asm_fault::BUDGET);
+            self.asm.sub(Size::Qword, BUDGET, (pc - t + 1).min(i32::MAX as usize) as i32)?;
+            self.asm.jcc(Cond::Ae, target)?;
+            self.asm.jmp(stub)?;
             self.asm.bind(skip)?;
         } else {
             self.asm.jcc(cond, target)?;
         }
         Ok(())
+    }
+
+    /// The label of slot `t`: the current loop copy's head for its head; an exit that
+    /// charges the iterations first for the exits of an [`ExitCharge`] copy.
+    fn target(
+        &mut self,
+        slots: &SlotLabels,
+        pc: usize,
+        t: usize,
+        code: u8,
+    ) -> Result<Label, JitError> {
+        match self.head {
+            Some((head, label)) if head == t => Ok(label),
+            _ => {
+                let label = slots.at(pc, t, code)?;
+                match self.exit_charge {
+                    Some(e) if t > e.back => {
+                        let exit = self.asm.new_label();
+                        self.exits.push((exit, pc, label));
+                        Ok(exit)
+                    }
+                    _ => Ok(label),
+                }
+            }
+        }
     }
 
     /// Legacy packet loads (`ld_abs`, `ld_ind`): the offset in `r11`, the load in Rust.

@@ -17,7 +17,7 @@ use std::mem::offset_of;
 use sift_ebpf_vm::interp::Fault;
 use sift_ebpf_vm::memory::{MEM_BASE, PACKET_BASE, STACK_PER_FRAME, STACK_SIZE};
 use sift_ebpf_vm::{
-    Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, ProgKind, RawRegion,
+    Args, HelperOutcome, Helpers, MAX_TAIL_CALL_CNT, Memory, Place, ProgKind, RawRegion, RawRegions,
 };
 use sift_ebpf_vm::{RunError, memory::MAX_FRAMES};
 
@@ -66,6 +66,38 @@ impl RegionCx {
         for k in 0..4 {
             self.ok[k] = (r.len as u64 + 1).saturating_sub(1 << k);
             self.ok_write[k] = if r.writable { self.ok[k] } else { 0 };
+        }
+    }
+}
+
+/// The raw regions (and packet window start) the region table was last taken from: a run
+/// whose regions are these needs no refresh.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Seen {
+    stack: u64,
+    stack_len: u64,
+    mem: u64,
+    mem_len: u64,
+    mem_writable: bool,
+    packet: u64,
+    packet_len: u64,
+    packet_base: u64,
+    meta: u64,
+}
+
+impl Seen {
+    #[inline(always)]
+    fn of(raw: &RawRegions, meta: usize) -> Seen {
+        Seen {
+            stack: raw.stack.host as u64,
+            stack_len: raw.stack.len as u64,
+            mem: raw.mem.host as u64,
+            mem_len: raw.mem.len as u64,
+            mem_writable: raw.mem.writable,
+            packet: raw.packet.host as u64,
+            packet_len: raw.packet.len as u64,
+            packet_base: raw.packet.base,
+            meta: meta as u64,
         }
     }
 }
@@ -161,8 +193,11 @@ pub(crate) struct RunCx {
     pub stack_delta: u64,
     /// The lowest frame pointer (host) that may still call: deeper is `CallDepth`.
     pub min_fp: u64,
-    /// What is left of the budget.
+    /// What is left of the budget (stored by the code when it calls into Rust and when it
+    /// faults).
     pub budget_left: u64,
+    /// The run's budget (the entry stub's start value of `r9`).
+    pub budget: u64,
     /// `rsp` of the entry stub after its pushes (faults and exits unwind to it).
     pub saved_rsp: u64,
     pub action: u64,
@@ -177,6 +212,10 @@ pub(crate) struct RunCx {
     /// The host address of the tail call's target program's body.
     pub tail_target: u64,
     pub asm_fault: u64,
+    /// A counted loop's bound of iterations, while its entry check runs.
+    pub loop_n: u64,
+    /// A counted loop's counter at its entry, while its unchecked copy runs.
+    pub loop_x: u64,
     pub rt_fn: u64,
     pub helper_fn: u64,
     /// Host minus virtual address of each region verified accesses reach
@@ -196,6 +235,8 @@ pub(crate) struct RunCx {
     meta: usize,
     /// The map in `regions[MAP]` (kept from run to run, re-taken at each run's start).
     map: Option<usize>,
+    /// What the region table was taken from.
+    seen: Seen,
     /// What verified code needs of each run (none for checked code).
     pub(crate) verified: Option<Verified>,
     /// The host address of the stack's top (frame 0's `rbp`).
@@ -216,6 +257,7 @@ pub(crate) mod off {
     pub const STACK_DELTA: i32 = offset_of!(RunCx, stack_delta) as i32;
     pub const MIN_FP: i32 = offset_of!(RunCx, min_fp) as i32;
     pub const BUDGET: i32 = offset_of!(RunCx, budget_left) as i32;
+    pub const BUDGET_START: i32 = offset_of!(RunCx, budget) as i32;
     pub const SAVED_RSP: i32 = offset_of!(RunCx, saved_rsp) as i32;
     pub const ACTION: i32 = offset_of!(RunCx, action) as i32;
     pub const RET: i32 = offset_of!(RunCx, ret) as i32;
@@ -224,6 +266,8 @@ pub(crate) mod off {
     pub const SAVED_R0: i32 = offset_of!(RunCx, saved_r0) as i32;
     pub const TAIL_TARGET: i32 = offset_of!(RunCx, tail_target) as i32;
     pub const ASM_FAULT: i32 = offset_of!(RunCx, asm_fault) as i32;
+    pub const LOOP_N: i32 = offset_of!(RunCx, loop_n) as i32;
+    pub const LOOP_X: i32 = offset_of!(RunCx, loop_x) as i32;
     pub const RT_FN: i32 = offset_of!(RunCx, rt_fn) as i32;
     pub const HELPER_FN: i32 = offset_of!(RunCx, helper_fn) as i32;
     /// Delta `d`'s field.
@@ -232,8 +276,17 @@ pub(crate) mod off {
     }
 }
 
-/// The entry stub: `(run context, r1, r2, host frame top + 512) -> r0`.
-pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> u64;
+/// The entry stub: `(run context, r1, r2, host frame top)`, the budget in the context
+/// ([`RunCx::budget`]). At `exit` it returns `r0` and what is left of the budget; after a
+/// fault or a helper's exit the outcome is in the context ([`RunCx::action`]).
+pub(crate) type EntryFn = unsafe extern "sysv64" fn(*mut RunCx, u64, u64, u64) -> Exit;
+
+/// What the entry stub returns (in `rax` and `rdx`).
+#[repr(C)]
+pub(crate) struct Exit {
+    r0: u64,
+    left: u64,
+}
 
 impl RunCx {
     /// A context for runs of the compiled code whose program bodies are at `bodies` (host
@@ -245,6 +298,7 @@ impl RunCx {
             stack_delta: 0,
             min_fp: 0,
             budget_left: 0,
+            budget: 0,
             saved_rsp: 0,
             action: action::CONTINUE,
             ret: 0,
@@ -253,6 +307,8 @@ impl RunCx {
             saved_r0: 0,
             tail_target: 0,
             asm_fault: 0,
+            loop_n: 0,
+            loop_x: 0,
             rt_fn: rt_call as *const () as u64,
             helper_fn: helper_call as *const () as u64,
             memory: 0,
@@ -265,19 +321,36 @@ impl RunCx {
             r2: 0,
             meta: 0,
             map: None,
+            seen: Seen::default(),
             top: 0,
             deltas: [0; delta::COUNT],
             verified: None,
         }
     }
 
-    /// Takes the regions of `mem` (at a run's start and after each helper call): only what
-    /// changed is recomputed. The stack's host address is the VM's persistent stack, so the
-    /// frame bounds derived from it are recomputed only when it moves.
+    /// Takes the regions of `mem` (at a run's start and after each helper call). When they
+    /// are those of the last refresh (the persistent stack, a reused buffer: most runs) and
+    /// no map region is cached, this is one comparison; otherwise [`RunCx::retake`].
     /// `false` when the stack is not the VM's (`STACK_SIZE` bytes).
     #[inline(always)]
     fn refresh(&mut self, mem: &mut Memory<'_>) -> bool {
+        self.unchanged(mem) || self.retake(mem)
+    }
+
+    /// Whether the region table is that of `mem` as it is (no map region cached, which a
+    /// run re-takes).
+    #[inline(always)]
+    fn unchanged(&self, mem: &mut Memory<'_>) -> bool {
         let raw = mem.raw_regions();
+        Seen::of(&raw, mem.packet_bounds().meta) == self.seen && self.map.is_none()
+    }
+
+    /// [`RunCx::refresh`] when something changed: only what changed is recomputed (the
+    /// frame bounds only when the stack moved).
+    #[inline(never)]
+    fn retake(&mut self, mem: &mut Memory<'_>) -> bool {
+        let raw = &mem.raw_regions();
+        let seen = Seen::of(raw, mem.packet_bounds().meta);
         if raw.stack.host as u64 != self.regions[STACK].host
             || raw.stack.len as u64 != self.regions[STACK].len
         {
@@ -296,7 +369,8 @@ impl RunCx {
         self.deltas[delta::CTX] = self.regions[MEM].host.wrapping_sub(MEM_BASE);
         let p = &self.regions[PACKET];
         self.deltas[delta::PACKET] = p.host.wrapping_sub(p.base);
-        self.meta = mem.packet_bounds().meta;
+        self.meta = seen.meta as usize;
+        self.seen = seen;
         if let Some(i) = self.map {
             match mem.raw_map(i) {
                 Some(m) => self.regions[MAP].set(&m),
@@ -307,6 +381,57 @@ impl RunCx {
             }
         }
         true
+    }
+
+    /// The checks of a run's start that [`run`] makes only when one may fail: the set of
+    /// programs, the stack (a refresh), and what verified code assumes of a run (see
+    /// [`Verified`]), with the deltas of the maps it reaches.
+    #[cold]
+    fn check_start(
+        &mut self,
+        memory: &mut Memory<'_>,
+        cx: &sift_ebpf_vm::ExecCx,
+    ) -> Result<(), RunError> {
+        if cx.programs != self.programs {
+            let e = Fault::Internal("compiled code is for another set of programs");
+            return Err(RunError { pc: 0, fault: e });
+        }
+        if !self.refresh(memory) {
+            return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
+        }
+        let Some(v) = &self.verified else { return Ok(()) };
+        let mut ok = cx.kind == v.kind && self.regions[MEM].len >= v.ctx_len as u64;
+        for &(i, shape_then) in &v.maps {
+            ok &= memory.maps().get(i).is_some_and(|m| shape(m.spec()) == shape_then);
+            if let Some(m) = memory.raw_map(i) {
+                self.deltas[delta::MAPS + i] = (m.host as u64).wrapping_sub(m.base);
+            }
+        }
+        if ok { Ok(()) } else { Err(RunError { pc: 0, fault: Fault::Internal(NOT_VERIFIED_FOR) }) }
+    }
+
+    /// The result of a run that did not end in the code's own `exit`: a helper's exit or
+    /// a fault (the budget used from what the code left in the context).
+    #[cold]
+    fn outcome(&mut self, executed: &mut u64) -> Result<u64, RunError> {
+        let (left, budget) = (self.budget_left, self.budget);
+        *executed = if left > budget { budget } else { budget - left };
+        let action = std::mem::replace(&mut self.action, action::CONTINUE);
+        match action {
+            action::EXIT => Ok(self.ret),
+            action::ASM_FAULT => {
+                let fault = match self.asm_fault {
+                    asm_fault::BUDGET => Fault::Budget(budget),
+                    asm_fault::CALL_DEPTH => Fault::CallDepth,
+                    _ => Fault::Internal("unknown fault from compiled code"),
+                };
+                Err(RunError { pc: self.pc as usize, fault })
+            }
+            _ => Err(self.fault.take().unwrap_or(RunError {
+                pc: 0,
+                fault: Fault::Internal("compiled code stopped without a fault"),
+            })),
+        }
     }
 
     fn fail(&mut self, pc: usize, fault: Fault) -> u64 {
@@ -331,34 +456,61 @@ pub(crate) fn run(
     cx: &sift_ebpf_vm::ExecCx,
     executed: &mut u64,
 ) -> Result<u64, RunError> {
-    let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, programs, .. } = *cx;
-    *executed = 0;
-    if programs != run.programs {
-        let e = Fault::Internal("compiled code is for another set of programs");
-        return Err(RunError { pc: 0, fault: e });
+    if cx.programs != run.programs || !run.unchanged(memory) || run.verified.is_some() {
+        return run_checked(entry, run, memory, helpers, cx, executed);
     }
-    if !run.refresh(memory) {
-        return Err(RunError { pc: 0, fault: Fault::Internal(BAD_STACK) });
+    go(entry, run, memory, helpers, cx, executed)
+}
+
+/// [`run`] with the checks of a run's start that rarely apply (another set of programs,
+/// regions that moved, a map region, verified code): out of line, so that the common run
+/// makes no call but the code's.
+#[cold]
+#[inline(never)]
+fn run_checked(
+    entry: EntryFn,
+    run: &mut RunCx,
+    memory: &mut Memory<'_>,
+    helpers: &mut Helpers,
+    cx: &sift_ebpf_vm::ExecCx,
+    executed: &mut u64,
+) -> Result<u64, RunError> {
+    if let Err(e) = run.check_start(memory, cx) {
+        *executed = 0;
+        return Err(e);
     }
-    if let Some(v) = &run.verified {
-        let mut ok = cx.kind == v.kind && run.regions[MEM].len >= v.ctx_len as u64;
-        for &(i, shape_then) in &v.maps {
-            ok &= memory.maps().get(i).is_some_and(|m| shape(m.spec()) == shape_then);
-            if let Some(m) = memory.raw_map(i) {
-                run.deltas[delta::MAPS + i] = (m.host as u64).wrapping_sub(m.base);
-            }
-        }
-        if !ok {
-            return Err(RunError { pc: 0, fault: Fault::Internal(NOT_VERIFIED_FOR) });
-        }
+    go(entry, run, memory, helpers, cx, executed)
+}
+
+/// Stores `v` in `field` unless it is there already.
+#[inline(always)]
+fn set<T: PartialEq>(field: &mut T, v: T) {
+    if *field != v {
+        *field = v;
     }
-    run.budget_left = budget;
-    run.action = action::CONTINUE;
-    run.tail_calls = 0;
-    run.helpers = helpers as *mut Helpers as usize;
-    run.mem_is_packet = mem_is_packet;
-    run.r2 = r2;
-    run.memory = memory as *mut Memory<'_> as usize;
+}
+
+/// Calls the code of a run whose start was checked.
+#[inline(always)]
+fn go(
+    entry: EntryFn,
+    run: &mut RunCx,
+    memory: &mut Memory<'_>,
+    helpers: &mut Helpers,
+    cx: &sift_ebpf_vm::ExecCx,
+    executed: &mut u64,
+) -> Result<u64, RunError> {
+    // Read only now: nothing of the run's arguments is kept across the calls above.
+    let sift_ebpf_vm::ExecCx { r1, r2, mem_is_packet, budget, .. } = *cx;
+    // What a run reads of the context, stored only where it changed: from one run to the
+    // next most of it stays (a run's fixed cost is mostly stores). `action` is CONTINUE
+    // between runs (`RunCx::outcome` resets it).
+    set(&mut run.tail_calls, 0);
+    set(&mut run.helpers, helpers as *mut Helpers as usize);
+    set(&mut run.mem_is_packet, mem_is_packet);
+    set(&mut run.r2, r2);
+    set(&mut run.memory, memory as *mut Memory<'_> as usize);
+    set(&mut run.budget, budget);
     let top = run.top;
     // SAFETY: `entry` is the entry stub of code made by `lower` for exactly these programs
     // (`programs` is the number of bodies `run` was made with), which follows the System V
@@ -366,30 +518,18 @@ pub(crate) fn run(
     // its calls, and returns to this frame on `exit`, on a fault and on a helper's exit
     // (unwinding through `saved_rsp`). It reads and writes memory only inside the regions
     // `run.regions` and the helper calls describe (every access is checked against them or
-    // provably in the current stack frame), `run` and its own native stack (at most 8 frames
-    // of 48 bytes and two calls into Rust). The regions are those of `memory` (just
-    // refreshed), which is not used otherwise until the call returns: the Rust functions the
-    // code calls reach it only through `run.memory`, one at a time, and refresh the table
-    // after a helper used it.
-    let r0 = unsafe { entry(run, r1, r2, top + STACK_PER_FRAME as u64) };
-    let used = budget.saturating_sub(run.budget_left);
-    *executed = if run.budget_left > budget { budget } else { used };
-    match run.action {
-        action::CONTINUE => Ok(r0),
-        action::EXIT => Ok(run.ret),
-        action::ASM_FAULT => {
-            let fault = match run.asm_fault {
-                asm_fault::BUDGET => Fault::Budget(budget),
-                asm_fault::CALL_DEPTH => Fault::CallDepth,
-                _ => Fault::Internal("unknown fault from compiled code"),
-            };
-            Err(RunError { pc: run.pc as usize, fault })
-        }
-        _ => Err(run.fault.take().unwrap_or(RunError {
-            pc: 0,
-            fault: Fault::Internal("compiled code stopped without a fault"),
-        })),
+    // provably in the current stack frame), `run` and its own native stack (at
+    // most 8 frames of 48 bytes and two calls into Rust). The regions are those of `memory`
+    // (just refreshed), which is not used otherwise until the call returns: the Rust
+    // functions the code calls reach it only through `run.memory`, one at a time, and
+    // refresh the table after a helper used it.
+    let exit = unsafe { entry(run, r1, r2, top) };
+    if run.action == action::CONTINUE {
+        // No charge borrowed: what is left is at most the budget.
+        *executed = budget - exit.left;
+        return Ok(exit.r0);
     }
+    run.outcome(executed)
 }
 
 /// Memory accesses the inline checks did not place, and legacy packet loads: `arg` is the

@@ -32,16 +32,24 @@ fn decode(bytes: &[u8]) -> Vec<Instruction> {
     Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE).into_iter().collect()
 }
 
-/// The instructions of program 0's body up to its first `exit` (the epilogue's `pop r15`).
+/// The instructions of program 0's body up to its first `exit` (the epilogue: the frame's
+/// pad dropped, or the first pop of a register a frame saves).
 fn body(slots: &[EbpfInsn]) -> Vec<Instruction> {
     let c = code(slots, &JitOptions::default());
     let start = c.body_offsets()[0];
     let all = decode(&c.bytes()[start..]);
-    let end = all
-        .iter()
-        .position(|i| i.mnemonic() == Mnemonic::Pop && i.op0_register() == Register::R15)
-        .unwrap();
-    all[..end].to_vec()
+    all[..epilogue(&all)].to_vec()
+}
+
+/// Where the first epilogue of `code` starts.
+fn epilogue(code: &[Instruction]) -> usize {
+    code.iter()
+        .position(|i| {
+            let frame = [Register::RBP, Register::RBX, Register::R13, Register::R14, Register::R15];
+            (i.mnemonic() == Mnemonic::Pop && frame.contains(&i.op0_register()))
+                || (i.mnemonic() == Mnemonic::Lea && i.op0_register() == Register::RSP)
+        })
+        .unwrap()
 }
 
 /// iced's name of a machine register of `sift_x86`.
@@ -170,12 +178,16 @@ fn is_imm(i: &Instruction) -> bool {
 }
 
 /// Checks every instruction of `code`: `idiv` only after `cmp _, -1; je`, and memory
-/// operands only at `[r12 + …]`, `[rbp + off]` inside the frame, or `[r11]` after a check
-/// or a call into Rust produced `r11` (and no write to `r11` since).
+/// operands only at `[r12 + …]`, `[rbp + off]` inside the frame, `[r11]` after a check
+/// or a call into Rust produced `r11` (and no write to `r11` since), or — a counted loop's
+/// unchecked copy, whose entry checked the ranges — `[base + r10 + off]` or
+/// `[base + r11 + off]` with the index a delta loaded from the run context (and not
+/// written since).
 fn check_code(c: &JitCode) {
     let insns = decode(c.bytes());
     let mut info = InstructionInfoFactory::new();
     let mut r11_checked = false;
+    let mut delta_in = [false; 2]; // r10, r11
     for (k, i) in insns.iter().enumerate() {
         if i.mnemonic() == Mnemonic::Idiv {
             let guard = insns[k.saturating_sub(12)..k].windows(2).any(|w| {
@@ -209,7 +221,12 @@ fn check_code(c: &JitCode) {
             assert!(guard || safe_constant, "idiv without a -1 guard at {k}: {window:?}");
         }
         let reads_memory = (0..i.op_count()).any(|o| i.op_kind(o) == OpKind::Memory);
-        if reads_memory && i.mnemonic() != Mnemonic::Lea {
+        let index = i.memory_index();
+        let delta_index =
+            (index == Register::R10 && delta_in[0]) || (index == Register::R11 && delta_in[1]);
+        // `lea` and the multi-byte `nop` (loop alignment) name memory without accessing it.
+        let touches = !matches!(i.mnemonic(), Mnemonic::Lea | Mnemonic::Nop);
+        if reads_memory && touches && !delta_index {
             match i.memory_base() {
                 Register::R12 | Register::RIP => {}
                 Register::RBP => {
@@ -228,13 +245,30 @@ fn check_code(c: &JitCode) {
             && i.op0_register() == Register::R11
             && i.memory_base() == Register::R12
             && prev == Some(Mnemonic::Jae);
+        let writes = |r: Register, info: &mut InstructionInfoFactory| {
+            info.info(i).used_registers().iter().any(|u| {
+                u.register().full_register() == r
+                    && matches!(
+                        u.access(),
+                        OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite
+                    )
+            })
+        };
         if checked || i.mnemonic() == Mnemonic::Call {
             r11_checked = true;
-        } else if info.info(i).used_registers().iter().any(|u| {
-            u.register().full_register() == Register::R11
-                && matches!(u.access(), OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite)
-        }) {
+        } else if writes(Register::R11, &mut info) {
             r11_checked = false;
+        }
+        for (k, r) in [Register::R10, Register::R11].into_iter().enumerate() {
+            let loaded = i.mnemonic() == Mnemonic::Mov
+                && i.op0_register() == r
+                && i.op1_kind() == OpKind::Memory
+                && i.memory_base() == Register::R12;
+            if loaded {
+                delta_in[k] = true;
+            } else if writes(r, &mut info) || i.mnemonic() == Mnemonic::Call {
+                delta_in[k] = false;
+            }
         }
     }
 }
@@ -350,11 +384,7 @@ fn verified_accesses_are_two_instructions_without_checks() {
         .unwrap();
     let start = c.body_offsets()[0];
     let all = decode(&c.bytes()[start..]);
-    let end = all
-        .iter()
-        .position(|i| i.mnemonic() == Mnemonic::Pop && i.op0_register() == Register::R15)
-        .unwrap();
-    let body = &all[..end];
+    let body = &all[..epilogue(&all)];
     assert!(!body.iter().any(|i| matches!(i.mnemonic(), Mnemonic::Jae | Mnemonic::Call)));
     // Every memory operand other than the run context's is `[base + r11*1 + off]` right
     // after `mov r11, [r12 + delta]`.
@@ -374,4 +404,72 @@ fn verified_accesses_are_two_instructions_without_checks() {
         }
     }
     assert_eq!(accesses, 7, "{}", body.iter().map(|i| format!("{i:?}\n")).collect::<String>());
+}
+
+/// A counted loop's unchecked copy (clang's memcpy loop): its entry checked both accesses'
+/// ranges over every iteration, so inside the loop each is one instruction,
+/// `[base + r10 + off]` with the region's delta in r10, and the loop has no bounds check, no
+/// call into Rust and no budget charge (r9 is charged when the loop ends); the checked copy
+/// beside it keeps the inline checks.
+#[test]
+fn a_counted_loops_hoisted_accesses_have_no_per_iteration_check() {
+    let slots = [
+        insn(0x79, 2, 1, 0, 0),  // r2 = n
+        insn(0x07, 1, 0, 0, 8),  // r1 += 8
+        insn(0xbf, 4, 2, 0, 0),  // r4 = n
+        insn(0x67, 4, 0, 0, 3),  // r4 <<= 3
+        insn(0xb7, 5, 0, 0, 0),  // r5 = 0
+        insn(0xbf, 0, 1, 0, 0),  // loop: r0 = r1
+        insn(0x0f, 0, 4, 0, 0),  // r0 += r4
+        insn(0x79, 6, 1, 0, 0),  // r6 = *(u64 *)(r1 + 0)
+        insn(0x7b, 0, 6, 0, 0),  // *(u64 *)(r0 + 0) = r6
+        insn(0x07, 1, 0, 0, 8),  // r1 += 8
+        insn(0x07, 5, 0, 0, 1),  // r5 += 1
+        insn(0x2d, 2, 5, -7, 0), // if r2 > r5 goto loop
+        EXIT,
+    ];
+    let c = code(&slots, &JitOptions::default());
+    check_code(&c);
+    let all = decode(c.bytes());
+    // Each loop: a backward conditional jump and the instructions from its target to it.
+    let loops: Vec<&[Instruction]> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.is_jcc_short_or_near() && i.near_branch_target() < i.ip())
+        .map(|(k, i)| {
+            let start = all.iter().position(|j| j.ip() == i.near_branch_target()).unwrap();
+            &all[start..=k]
+        })
+        .collect();
+    let indexed = |l: &[Instruction]| {
+        l.iter()
+            .filter(|i| {
+                (0..i.op_count()).any(|o| i.op_kind(o) == OpKind::Memory)
+                    && i.memory_index() == Register::R10
+            })
+            .count()
+    };
+    let fast: Vec<_> = loops.iter().filter(|l| indexed(l) > 0).collect();
+    assert_eq!(fast.len(), 1, "loops with r10-indexed accesses among {}", loops.len());
+    let fast = fast[0];
+    assert_eq!(indexed(fast), 2, "{fast:?}");
+    let mut info = InstructionInfoFactory::new();
+    for i in fast.iter() {
+        assert!(!matches!(i.mnemonic(), Mnemonic::Jae | Mnemonic::Jb | Mnemonic::Call), "{i:?}");
+        assert!(
+            !(0..i.op_count())
+                .any(|o| i.op_kind(o) == OpKind::Memory && i.memory_base() == Register::R12),
+            "a run-context operand in the loop: {i:?}"
+        );
+        let budget =
+            info.info(i).used_registers().iter().any(|u| {
+                u.register().full_register() == Register::R9 && u.access() != OpAccess::Read
+            });
+        assert!(!budget, "a budget charge in the loop: {i:?}");
+    }
+    // The checked copy: inline checks (`jae slow`) in its loop.
+    assert!(
+        loops.iter().any(|l| l.iter().any(|i| i.mnemonic() == Mnemonic::Jae)),
+        "no checked copy"
+    );
 }

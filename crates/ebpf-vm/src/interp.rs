@@ -384,6 +384,10 @@ impl Vm {
 }
 
 impl Engine {
+    /// Runs on the compiled code if there is one, else on the interpreter. Inlined into the
+    /// entry points, so that a compiled run makes no call but the compiled code's own (the
+    /// interpreter, with its large frame, is a call of its own).
+    #[inline(always)]
     fn exec(
         &mut self,
         mem: &mut Memory<'_>,
@@ -406,6 +410,7 @@ impl Engine {
         self.interpret(mem, r1, r2, mem_is_packet)
     }
 
+    #[inline(never)]
     fn interpret(
         &mut self,
         mem: &mut Memory<'_>,
