@@ -19,6 +19,7 @@
 //! not: a loop whose accesses would fault runs the checked copy and faults where the
 //! interpreter does. Both copies charge the budget alike.
 
+use crate::lower::jump_target;
 use sift_ebpf::EbpfInsn;
 
 /// A value as a form of the loop's entry: `Σ regs + stride·i + off` (wrapping) in
@@ -119,15 +120,6 @@ pub(crate) struct CountedLoop {
     pub trip: Trip,
     /// The accesses to check at the entry (those whose base is a form), in slot order.
     pub hoisted: Vec<Hoisted>,
-}
-
-fn jump_target(pc: usize, i: &EbpfInsn) -> Option<usize> {
-    let class = i.code & 7;
-    if !(class == 5 || class == 6) || matches!(i.code & 0xf0, 0x80 | 0x90) {
-        return None;
-    }
-    let off = if i.code == 0x06 { i64::from(i.imm) } else { i64::from(i.off) };
-    usize::try_from(pc as i64 + 1 + off).ok()
 }
 
 /// Whether slot `i` may be in a counted loop's body (before the back edge).

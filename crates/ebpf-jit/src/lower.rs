@@ -101,7 +101,7 @@ impl SlotLabels {
 }
 
 /// Where the jump at `pc` lands (not calls, not exits).
-fn jump_target(pc: usize, i: &EbpfInsn) -> Option<usize> {
+pub(crate) fn jump_target(pc: usize, i: &EbpfInsn) -> Option<usize> {
     let class = i.code & 7;
     if !(class == 5 || class == 6) || matches!(i.code & 0xf0, 0x80 | 0x90) {
         return None;
