@@ -259,7 +259,7 @@ pub struct StateTable {
     /// The last rule `limits_for` was asked about and its index (most states come from a few
     /// rules).
     last_limits: Option<(Option<RuleId>, u32)>,
-    /// The last key [`StateTable::find`] hashed, and its hash.
+    /// The last key [`StateTable::find`] missed, and its hash.
     last_hash: Option<(StateKey, u32)>,
     pub(crate) src_nodes: HashMap<SrcKey, SrcNode, RandomState>,
     cursor: usize,
@@ -403,7 +403,6 @@ impl StateTable {
             return None;
         }
         let hash = self.index.hash(key);
-        self.last_hash = Some((*key, hash));
         let mut found = None;
         let mut dead = Vec::new();
         for id in self.index.candidates(hash) {
@@ -427,6 +426,10 @@ impl StateTable {
         }
         for id in dead {
             self.remove(StateId(id));
+        }
+        if found.is_none() {
+            // Kept for the insert that may follow a miss; a hit needs nothing more.
+            self.last_hash = Some((*key, hash));
         }
         found
     }
