@@ -133,13 +133,9 @@ pub(crate) struct Call {
     pub wildcard: bool,
 }
 
-/// One rule as the evaluator tests it.
-///
-/// `repr(C)` with the fields every visit reads first (the skip-step fields and the skip
-/// steps): evaluation jumps from rule to rule, so each visit is a fresh cache line, and what it
-/// reads should fit in few of them; the rest is read only by rules that get that far.
+/// One rule as the evaluator tests it (the skip-step evaluator reads its [`Head`] first and
+/// the rule only when the head's tests pass or cannot decide).
 #[derive(Clone, Debug)]
-#[repr(C)]
 pub(crate) struct Rule {
     pub src: AddrMatch,
     pub dst: AddrMatch,
@@ -150,9 +146,6 @@ pub(crate) struct Rule {
     pub dirs: u8,
     pub afs: u8,
     pub ifnot: bool,
-    pub dir: Dir,
-    /// 0 any, 4, 6.
-    pub af: u8,
     pub proto: u8,
     pub src_neg: bool,
     pub dst_neg: bool,
@@ -427,7 +420,6 @@ pub(crate) fn compile_rule(
         quick: r.quick,
         ifname: (!r.ifname.is_empty()).then(|| names.ifname(&r.ifname) as u32),
         ifnot: r.ifnot,
-        dir: r.direction,
         dirs: match r.direction {
             Dir::InOut => 3,
             Dir::In => 1,
@@ -439,11 +431,6 @@ pub(crate) fn compile_rule(
             Af::Inet6 => 2,
         },
         rdomain: r.onrdomain,
-        af: match r.af {
-            Af::Any => 0,
-            Af::Inet => 4,
-            Af::Inet6 => 6,
-        },
         proto: r.proto,
         src: addr_match(&r.src.addr, table),
         src_neg: r.src.neg,
