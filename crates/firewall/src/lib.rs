@@ -28,8 +28,10 @@
 
 mod eval;
 pub mod frame;
+mod nat;
 pub mod packet;
 pub mod pflog;
+pub mod rewrite;
 mod rules;
 pub mod state;
 mod state_index;
@@ -211,6 +213,9 @@ pub struct Decision {
     pub from_state: bool,
     /// The state the packet matched or created.
     pub state: Option<StateId>,
+    /// How the packet is rewritten (translation); `None`: as it is.
+    /// [`Firewall::filter`] applies it.
+    pub rewrite: Option<rewrite::Rewrite>,
 }
 
 impl Decision {
@@ -229,6 +234,7 @@ impl Decision {
             anchor_overflow: false,
             from_state: false,
             state: None,
+            rewrite: None,
         }
     }
 }
@@ -324,6 +330,10 @@ pub struct Firewall {
     states: StateTable,
     /// [`Firewall::interface`]'s answers for the last interfaces seen.
     if_masks: Vec<(Box<str>, usize, u64)>,
+    /// Translation pools' cursors (round-robin counters), by rule and side.
+    cursors: HashMap<(RuleId, nat::Side), nat::Cursor>,
+    /// `sticky-address` bindings: (rule, side, source) to the address it was given.
+    sticky: HashMap<(RuleId, nat::Side, u128), u128>,
 }
 
 impl Firewall {
@@ -341,6 +351,8 @@ impl Firewall {
             rng: 0x5eed,
             states: StateTable::default(),
             if_masks: Vec::new(),
+            cursors: HashMap::new(),
+            sticky: HashMap::new(),
         };
         fw.env.routes = vec![
             Route {
@@ -441,6 +453,7 @@ impl Firewall {
         host: &dyn Host,
     ) -> Result<(), FirewallError> {
         let mut compiled = Vec::with_capacity(src.len());
+        let mut pools = Vec::with_capacity(src.len());
         let mut names = std::mem::take(&mut self.env.names);
         for r in src {
             let mut lookup = |a: &AddrKind| -> usize {
@@ -466,6 +479,10 @@ impl Firewall {
                 }
             };
             compiled.push(rules::compile_rule(r, &mut names, &mut lookup));
+            pools.push([
+                nat::Pool::compile(&r.nat, &mut lookup),
+                nat::Pool::compile(&r.rdr, &mut lookup),
+            ]);
         }
         self.env.names = names;
         let steps = rules::skip_steps(src);
@@ -473,6 +490,7 @@ impl Firewall {
             compiled.iter().zip(steps).map(|(r, s)| rules::Head::new(r, s)).collect();
         self.sets[set].evaluations = vec![0; compiled.len()];
         self.sets[set].rules = compiled;
+        self.sets[set].pools = pools;
         self.sets[set].source = src.to_vec();
         Ok(())
     }

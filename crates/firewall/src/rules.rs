@@ -277,6 +277,8 @@ pub(crate) struct RuleSet {
     pub evaluations: Vec<u64>,
     /// The expanded rules as sift-pf gave them (numbered as `pfctl -vv` prints `@N`).
     pub source: Vec<ast::Rule>,
+    /// Each rule's translation pools (`nat-to`, `rdr-to`), compiled.
+    pub pools: Vec<[Option<crate::nat::Pool>; 2]>,
     /// Children by name (pf's anchor tree; wildcards walk it in name order).
     pub children: BTreeMap<String, usize>,
 }

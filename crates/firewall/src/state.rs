@@ -223,6 +223,8 @@ pub struct State {
     pub(crate) src_node: Option<SrcKey>,
     /// The index hashes of `key` (set by the table on insertion).
     pub(crate) hash: [u32; 2],
+    /// The translation pool address it holds, for `least-states`: (rule, rdr side, address).
+    pub(crate) pool_addr: Option<(RuleId, bool, u128)>,
 }
 
 /// The table's counters (`pfctl -si`'s state table section).
@@ -262,6 +264,8 @@ pub struct StateTable {
     /// The last key [`StateTable::find`] missed, and its hash.
     last_hash: Option<(StateKey, u32)>,
     pub(crate) src_nodes: HashMap<SrcKey, SrcNode, RandomState>,
+    /// States per translation pool address (`least-states`).
+    pool_counts: HashMap<(RuleId, bool, u128), u32>,
     cursor: usize,
     /// Slots the purge still owes (see [`StateTable::tick`]).
     purge_debt: usize,
@@ -290,6 +294,7 @@ impl StateTable {
             last_limits: None,
             last_hash: None,
             src_nodes: HashMap::with_hasher(RandomState::new()),
+            pool_counts: HashMap::new(),
             cursor: 0,
             purge_debt: 0,
             clock: 0,
@@ -447,6 +452,26 @@ impl StateTable {
         })
     }
 
+    /// Whether a live state holds `key` as its key for packets going `dir` (wire going in,
+    /// stack going out), on any interface (pf's `pf_find_state_all`, which translation asks
+    /// before it hands out an address and port).
+    pub fn key_in_use(&self, key: &StateKey, dir: Direction, now: u64) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let side = usize::from(dir == Direction::Out);
+        let hash = self.index.hash(key);
+        self.index
+            .candidates(hash)
+            .filter_map(|id| self.slots[id as usize].as_ref())
+            .any(|s| &s.key[side] == key && self.expires(s) > now)
+    }
+
+    /// How many states hold address `addr` of the nat (or, `rdr`, the rdr) pool of `rule`.
+    pub(crate) fn pool_states(&self, rule: RuleId, rdr: bool, addr: u128) -> u32 {
+        self.pool_counts.get(&(rule, rdr, addr)).copied().unwrap_or(0)
+    }
+
     /// Inserts `s` (pf's `pf_state_insert`): fails with `state-insert` when a state of the same
     /// key, interface binding and direction exists — unless both are closed TCP states, when
     /// the old one goes.
@@ -482,6 +507,9 @@ impl StateTable {
             self.remove(StateId(id));
         }
         let (keys, hash) = (s.key, s.hash);
+        if let Some(k) = s.pool_addr {
+            *self.pool_counts.entry(k).or_insert(0) += 1;
+        }
         let id = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(s);
@@ -507,6 +535,14 @@ impl StateTable {
         self.index.remove(s.hash[0], id.0);
         if s.key[1] != s.key[0] {
             self.index.remove(s.hash[1], id.0);
+        }
+        if let Some(k) = s.pool_addr
+            && let Some(n) = self.pool_counts.get_mut(&k)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.pool_counts.remove(&k);
+            }
         }
         let l = &mut self.limits[s.limits as usize];
         l.states = l.states.saturating_sub(1);
@@ -808,6 +844,7 @@ mod tests {
             limits: 0,
             purge: false,
             hash: [0; 2],
+            pool_addr: None,
         }
     }
 

@@ -8,11 +8,13 @@
 use sift_pf::ast;
 use sift_wire::ipproto;
 
+use crate::nat::{self, Trans};
 use crate::packet::{Direction, Meta, Packet, tcp_flags as th};
+use crate::rewrite::Rewrite;
 use crate::state::{Peer, SrcKey, State, StateId, StateKey, StateTable, tcps, udps};
 use crate::timeouts::{Settings, tm};
 use crate::track::{self, Segment, Tracked};
-use crate::{Decision, Firewall, Prefix, Reason, Verdict, icmp_kind};
+use crate::{Decision, Firewall, Prefix, Reason, RuleId, Verdict, icmp_kind};
 
 /// pf's `log (all)` bit as sift-pf records it: log every packet of the rule's states.
 const LOG_ALL: u8 = 2;
@@ -52,14 +54,7 @@ impl Firewall {
         rdomain: i32,
         now: u64,
     ) -> Direction {
-        let ports = match pkt.proto {
-            ipproto::ICMP | ipproto::ICMPV6 => {
-                let q = track::icmp_id(pkt).unwrap_or(0);
-                (q, q)
-            }
-            _ => (pkt.sport, pkt.dport),
-        };
-        let key = StateKey::of(pkt, rdomain, ports, Direction::Out);
+        let key = StateKey::of(pkt, rdomain, state_ports(pkt), Direction::Out);
         if self.states.peek(&key, ifname, Direction::Out, now) {
             Direction::Out
         } else {
@@ -90,20 +85,52 @@ impl Firewall {
         let mut d = self.evaluate(pkt, meta, false);
         let icmp_error = matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6)
             && icmp_kind(pkt.af, pkt.icmp_type).1;
-        if d.action == Verdict::Pass && d.keep_state != 0 && !pkt.fragment && !icmp_error {
-            match self.create_state(pkt, meta, &d) {
+        if d.action != Verdict::Pass || pkt.fragment || icmp_error {
+            return d;
+        }
+        let trans = match self.translation(pkt, meta, state_ports(pkt), &d) {
+            Ok(t) => t,
+            Err(reason) => {
+                d.action = Verdict::Block;
+                d.reason = reason;
+                return d;
+            }
+        };
+        if d.keep_state != 0 {
+            match self.create_state(pkt, meta, &d, trans) {
                 Ok(id) => d.state = Some(id),
                 Err(reason) => {
                     d.action = Verdict::Block;
                     d.reason = reason;
+                    return d;
                 }
             }
+        }
+        if let Some((t, _)) = trans {
+            d.rewrite =
+                Some(Rewrite::Header { src: t.src, sport: t.sport, dst: t.dst, dport: t.dport });
+        }
+        d
+    }
+
+    /// [`Firewall::test`], then the packet rewritten as pf sends it on (translated): `bytes`
+    /// is an IPv4 or IPv6 packet from its IP header on. Bytes pf would not judge are blocked
+    /// with pf's reason and left alone.
+    pub fn filter(&mut self, bytes: &mut [u8], meta: &Meta<'_>) -> Decision {
+        let d = match Packet::parse(bytes) {
+            Ok(p) => self.test(&p, meta),
+            Err(e) => return Decision::refused(e.reason()),
+        };
+        if d.action == Verdict::Pass
+            && let Some(rw) = &d.rewrite
+        {
+            crate::rewrite::apply(bytes, rw);
         }
         d
     }
 
     /// The decision for a packet of state `id`.
-    fn state_decision(&self, id: StateId, result: Result<(), Reason>) -> Decision {
+    fn state_decision(&self, id: StateId, dir: Direction, result: Result<(), Reason>) -> Decision {
         let s = self.states.get(id).expect("state just found");
         let mut d = Decision::refused(Reason::Match);
         d.from_state = true;
@@ -115,6 +142,20 @@ impl Firewall {
         match result {
             Ok(()) => d.action = Verdict::Pass,
             Err(r) => d.reason = r,
+        }
+        if s.key[0] != s.key[1] {
+            // pf_test_state: a packet going in takes the stack key's addresses, going out
+            // the wire key's.
+            let (nk, si, di) = match dir {
+                Direction::In => (&s.key[1], 0, 1),
+                Direction::Out => (&s.key[0], 1, 0),
+            };
+            d.rewrite = Some(Rewrite::Header {
+                src: nk.addr[si],
+                sport: nk.port[si],
+                dst: nk.addr[di],
+                dport: nk.port[di],
+            });
         }
         d
     }
@@ -155,12 +196,12 @@ impl Firewall {
                 };
                 self.count(id, from_src, pkt.len);
                 match res {
-                    Ok(Tracked::Pass) => Lookup::Done(self.state_decision(id, Ok(()))),
+                    Ok(Tracked::Pass) => Lookup::Done(self.state_decision(id, meta.dir, Ok(()))),
                     Ok(Tracked::Established) => {
                         let Some(over) = self.states.connlimit(id, now) else {
-                            return Lookup::Done(self.state_decision(id, Ok(())));
+                            return Lookup::Done(self.state_decision(id, meta.dir, Ok(())));
                         };
-                        let d = self.state_decision(id, Err(Reason::SrcLimit));
+                        let d = self.state_decision(id, meta.dir, Err(Reason::SrcLimit));
                         self.states.remove(id);
                         if !over.table.is_empty() {
                             let full = if over.af == crate::Family::Inet { 32 } else { 128 };
@@ -177,7 +218,7 @@ impl Firewall {
                         }
                         Lookup::Done(d)
                     }
-                    Err(r) => Lookup::Done(self.state_decision(id, Err(r))),
+                    Err(r) => Lookup::Done(self.state_decision(id, meta.dir, Err(r))),
                 }
             }
             ipproto::ICMP | ipproto::ICMPV6 => {
@@ -194,7 +235,7 @@ impl Firewall {
                 let from_src = s.direction == meta.dir;
                 track::icmp(s, now);
                 self.count(id, from_src, pkt.len);
-                Lookup::Done(self.state_decision(id, Ok(())))
+                Lookup::Done(self.state_decision(id, meta.dir, Ok(())))
             }
             _ => {
                 let key = StateKey::of(pkt, meta.rdomain, (pkt.sport, pkt.dport), meta.dir);
@@ -205,7 +246,7 @@ impl Firewall {
                 let from_src = s.direction == meta.dir;
                 track::datagram(s, from_src, now);
                 self.count(id, from_src, pkt.len);
-                Lookup::Done(self.state_decision(id, Ok(())))
+                Lookup::Done(self.state_decision(id, meta.dir, Ok(())))
             }
         }
     }
@@ -220,15 +261,33 @@ impl Firewall {
             Direction::In => Direction::Out,
             Direction::Out => Direction::In,
         };
+        // The quoted packet went the other way, as it looked on this side: the key of the
+        // error's own direction (wire going in, stack going out) holds it.
         let key = StateKey::oriented(q.af, q.proto, meta.rdomain, (q.src, q.dst), q.ports, qdir);
-        let Some(id) = self.states.find(&key, meta.ifname, qdir, meta.now) else {
+        let Some(id) = self.states.find(&key, meta.ifname, meta.dir, meta.now) else {
             return Lookup::Rules;
         };
         let s = self.states.get(id).expect("found");
         let sender_is_src = s.direction == qdir;
         let ok = q.proto != ipproto::TCP || track::quoted_tcp_fits(s, q.seq, sender_is_src);
+        let moved = (s.key[0] != s.key[1]).then(|| {
+            // The quoted packet takes the other key's addresses, oriented as it went.
+            let (nk, si, di) = match meta.dir {
+                Direction::In => (&s.key[1], 1, 0),
+                Direction::Out => (&s.key[0], 0, 1),
+            };
+            Rewrite::Quoted {
+                src: nk.addr[si],
+                sport: nk.port[si],
+                dst: nk.addr[di],
+                dport: nk.port[di],
+            }
+        });
         self.count(id, s.direction == meta.dir, pkt.len);
-        Lookup::Done(self.state_decision(id, if ok { Ok(()) } else { Err(Reason::BadState) }))
+        let mut d =
+            self.state_decision(id, meta.dir, if ok { Ok(()) } else { Err(Reason::BadState) });
+        d.rewrite = moved;
+        Lookup::Done(d)
     }
 
     /// pf's `pf_create_state` for a packet that rule `d.rule` passed with `keep state`.
@@ -237,6 +296,7 @@ impl Firewall {
         pkt: &Packet<'_>,
         meta: &Meta<'_>,
         d: &Decision,
+        trans: Option<(Trans, RuleId)>,
     ) -> Result<StateId, Reason> {
         let now = meta.now;
         // The rule by field, not through `Firewall::rule`, so that the state table can be
@@ -259,14 +319,24 @@ impl Firewall {
             // `floating` on the rule is the absence of the flag; the global policy decides.
             self.states.settings.if_bound
         };
-        let ports = match pkt.proto {
-            ipproto::ICMP | ipproto::ICMPV6 => {
-                let qid = track::icmp_id(pkt).unwrap_or(0);
-                (qid, qid)
+        let key = StateKey::of(pkt, meta.rdomain, state_ports(pkt), meta.dir);
+        let (keys, pool_addr) = match &trans {
+            Some((t, by)) => {
+                let pools = &self.sets[by.ruleset].pools[by.nr as usize];
+                let least = |i: usize| {
+                    pools[i].as_ref().is_some_and(|p| p.ty == ast::PoolType::LeastStates)
+                };
+                let pool_addr = if least(0) {
+                    Some((*by, false, t.src))
+                } else if least(1) {
+                    Some((*by, true, t.dst))
+                } else {
+                    None
+                };
+                (nat::state_keys(key, t, meta.dir), pool_addr)
             }
-            _ => (pkt.sport, pkt.dport),
+            None => ([key, key], None),
         };
-        let key = StateKey::of(pkt, meta.rdomain, ports, meta.dir);
         let tracks = flag & (ast::flag::SRCTRACK | ast::flag::RULESRCTRACK) != 0
             || rule.is_some_and(|r| {
                 r.max_src_states != 0
@@ -285,7 +355,8 @@ impl Firewall {
             None
         };
         let mut s = State {
-            key: [key, key],
+            key: keys,
+            pool_addr,
             direction: meta.dir,
             ifname: if_bound.then(|| self.states.intern(meta.ifname)),
             created_on: self.states.intern(meta.ifname),
@@ -325,5 +396,16 @@ impl Firewall {
             self.states.attach_src_node(k);
         }
         Ok(id)
+    }
+}
+
+/// The ports of `pkt`'s state key: TCP/UDP ports, an ICMP query's id twice, 0s otherwise.
+pub(crate) fn state_ports(pkt: &Packet<'_>) -> (u16, u16) {
+    match pkt.proto {
+        ipproto::ICMP | ipproto::ICMPV6 => {
+            let q = track::icmp_id(pkt).unwrap_or(0);
+            (q, q)
+        }
+        _ => (pkt.sport, pkt.dport),
     }
 }

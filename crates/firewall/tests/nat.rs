@@ -1,0 +1,434 @@
+//! Translation golden tests: each `tests/nat/*.txt` holds a rule set and packets; after each
+//! packet come what pf decides and the packet as it leaves (`BLESS=1` rewrites those lines).
+//! Every packet sift writes has its checksums recomputed from scratch here (an implementation
+//! apart from the incremental updates under test) and the result printed (`sum ok`).
+//!
+//! ```text
+//! rules:
+//! match out on em0 from 10.0.0.0/8 nat-to 192.0.2.1
+//! pass
+//! packet out em0 udp 10.0.0.5:1234 > 198.51.100.7:53
+//! > pass @1 state 0 | udp 192.0.2.1:61234 > 198.51.100.7:53 sum ok
+//! ```
+//!
+//! Lines: `packet DIR IFACE PROTO SRC[:PORT] > DST[:PORT] [flags F] [id N] [type echo|reply]
+//! [len N]` (PROTO `tcp`, `udp`, `icmp`, `icmp6`); `error DIR IFACE FROM TO TYPE CODE quoting
+//! K` builds an ICMP (or ICMPv6) error from FROM to TO quoting output packet K (counted from
+//! 0, as it left); `reply K` sends the answer to output packet K back (addresses and ports
+//! swapped, the other direction, TCP flags SA / ICMP echo reply); `seed N` reseeds.
+
+use std::fmt::Write;
+use std::net::IpAddr;
+use std::path::Path;
+
+use sift_firewall::packet::{Direction, Meta};
+use sift_firewall::{Decision, Firewall, Verdict};
+use sift_pf::host::FixtureHost;
+use sift_pf::{Options, parse};
+
+/// One's-complement sum, written here apart from sift-wire's.
+fn sum(data: &[u8], mut acc: u32) -> u32 {
+    for c in data.chunks(2) {
+        acc += u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0));
+    }
+    acc
+}
+
+fn fold(mut acc: u32) -> u16 {
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    !(acc as u16)
+}
+
+fn pseudo(ip: &[u8], v6: bool, proto: u8, len: usize) -> u32 {
+    let acc = if v6 { sum(&ip[8..40], 0) } else { sum(&ip[12..20], 0) };
+    acc + u32::from(proto) + len as u32
+}
+
+/// Fills in every checksum of an IPv4/IPv6 packet (IP header, transport), from scratch.
+fn fill(p: &mut [u8]) {
+    let v6 = p[0] >> 4 == 6;
+    let (hl, proto) = if v6 { (40, p[6]) } else { (usize::from(p[0] & 15) * 4, p[9]) };
+    if !v6 {
+        p[10..12].fill(0);
+        let c = fold(sum(&p[..hl], 0));
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+    }
+    let at = match proto {
+        6 => 16,
+        17 => 6,
+        1 | 58 => 2,
+        _ => return,
+    };
+    let len = p.len() - hl;
+    p[hl + at..hl + at + 2].fill(0);
+    let acc = if proto == 1 { 0 } else { pseudo(p, v6, proto, len) };
+    let mut c = fold(sum(&p[hl..], acc));
+    if proto == 17 && c == 0 {
+        c = 0xffff;
+    }
+    p[hl + at..hl + at + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Whether every checksum of `p` holds (and of the packet an ICMP error quotes, those the
+/// quote holds whole).
+fn sums_ok(p: &[u8]) -> bool {
+    let v6 = p[0] >> 4 == 6;
+    let (hl, proto) = if v6 { (40, p[6]) } else { (usize::from(p[0] & 15) * 4, p[9]) };
+    if !v6 && fold(sum(&p[..hl], 0)) != 0 {
+        return false;
+    }
+    let len = p.len() - hl;
+    let ok = match proto {
+        1 => fold(sum(&p[hl..], 0)) == 0,
+        6 | 58 => fold(sum(&p[hl..], pseudo(p, v6, proto, len))) == 0,
+        17 => p[hl + 6..hl + 8] == [0, 0] || fold(sum(&p[hl..], pseudo(p, v6, proto, len))) == 0,
+        _ => true,
+    };
+    let error = matches!((proto, p.get(hl)), (1, Some(3 | 11)) | (58, Some(1..=4)));
+    if ok && error {
+        let q = &p[hl + 8..];
+        if !v6 && q.len() >= 20 {
+            let qhl = usize::from(q[0] & 15) * 4;
+            return q.len() >= qhl && fold(sum(&q[..qhl], 0)) == 0;
+        }
+    }
+    ok
+}
+
+fn addr_port(s: &str) -> (IpAddr, u16) {
+    if let Some(rest) = s.strip_prefix('[') {
+        let (a, p) = rest.split_once("]:").expect("[addr]:port");
+        return (a.parse().expect("address"), p.parse().expect("port"));
+    }
+    match s.rsplit_once(':') {
+        Some((a, p)) if !a.contains(':') => (a.parse().expect("address"), p.parse().expect("port")),
+        _ => (s.parse().expect("address"), 0),
+    }
+}
+
+fn ip_bytes(a: IpAddr) -> Vec<u8> {
+    match a {
+        IpAddr::V4(a) => a.octets().to_vec(),
+        IpAddr::V6(a) => a.octets().to_vec(),
+    }
+}
+
+/// An IP packet around `l4` with protocol `proto`.
+fn ip(src: IpAddr, dst: IpAddr, proto: u8, l4: &[u8]) -> Vec<u8> {
+    let mut p = match src {
+        IpAddr::V4(_) => {
+            let len = (20 + l4.len()) as u16;
+            let mut h = vec![0x45, 0, 0, 0, 0x12, 0x34, 0, 0, 64, proto, 0, 0];
+            h[2..4].copy_from_slice(&len.to_be_bytes());
+            h
+        }
+        IpAddr::V6(_) => {
+            let mut h = vec![0x60, 0, 0, 0, 0, 0, proto, 64];
+            h[4..6].copy_from_slice(&(l4.len() as u16).to_be_bytes());
+            h
+        }
+    };
+    p.extend(ip_bytes(src));
+    p.extend(ip_bytes(dst));
+    p.extend_from_slice(l4);
+    fill(&mut p);
+    p
+}
+
+fn flags(s: &str) -> u8 {
+    s.chars().fold(0, |f, c| {
+        f | match c {
+            'F' => 0x01,
+            'S' => 0x02,
+            'R' => 0x04,
+            'P' => 0x08,
+            'A' => 0x10,
+            _ => panic!("flag {c}"),
+        }
+    })
+}
+
+struct Spec {
+    proto: String,
+    src: (IpAddr, u16),
+    dst: (IpAddr, u16),
+    flags: u8,
+    id: u16,
+    echo_reply: bool,
+    len: usize,
+}
+
+fn build(s: &Spec) -> Vec<u8> {
+    let v6 = s.src.0.is_ipv6();
+    let data = vec![0xa5u8; s.len];
+    match s.proto.as_str() {
+        "tcp" => {
+            let mut t = vec![0u8; 20];
+            t[0..2].copy_from_slice(&s.src.1.to_be_bytes());
+            t[2..4].copy_from_slice(&s.dst.1.to_be_bytes());
+            t[4..8].copy_from_slice(&1000u32.to_be_bytes());
+            if s.flags & 0x10 != 0 {
+                t[8..12].copy_from_slice(&2000u32.to_be_bytes());
+            }
+            t[12] = 5 << 4;
+            t[13] = s.flags;
+            t[14..16].copy_from_slice(&65535u16.to_be_bytes());
+            t.extend(&data);
+            ip(s.src.0, s.dst.0, 6, &t)
+        }
+        "udp" => {
+            let mut u = vec![0u8; 8];
+            u[0..2].copy_from_slice(&s.src.1.to_be_bytes());
+            u[2..4].copy_from_slice(&s.dst.1.to_be_bytes());
+            u[4..6].copy_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+            u.extend(&data);
+            ip(s.src.0, s.dst.0, 17, &u)
+        }
+        "icmp" | "icmp6" => {
+            let ty = match (v6, s.echo_reply) {
+                (false, false) => 8,
+                (false, true) => 0,
+                (true, false) => 128,
+                (true, true) => 129,
+            };
+            let mut m = vec![ty, 0, 0, 0];
+            m.extend(s.id.to_be_bytes());
+            m.extend(1u16.to_be_bytes());
+            m.extend(&data);
+            ip(s.src.0, s.dst.0, if v6 { 58 } else { 1 }, &m)
+        }
+        p => panic!("protocol {p}"),
+    }
+}
+
+/// An ICMP error from `from` to `to` quoting `quoted` (IPv4: the header and 8 bytes, as
+/// routers do; IPv6: up to 1,232 bytes).
+fn error(from: IpAddr, to: IpAddr, ty: u8, code: u8, quoted: &[u8]) -> Vec<u8> {
+    let v6 = from.is_ipv6();
+    let keep = if v6 {
+        quoted.len().min(1232)
+    } else {
+        (usize::from(quoted[0] & 15) * 4 + 8).min(quoted.len())
+    };
+    let mut m = vec![ty, code, 0, 0, 0, 0, 0, 0];
+    m.extend_from_slice(&quoted[..keep]);
+    ip(from, to, if v6 { 58 } else { 1 }, &m)
+}
+
+/// A one-line description of an IP packet.
+fn describe(p: &[u8]) -> String {
+    let v6 = p[0] >> 4 == 6;
+    let (hl, proto) = if v6 { (40, p[6]) } else { (usize::from(p[0] & 15) * 4, p[9]) };
+    let addr = |o: usize| -> IpAddr {
+        if v6 {
+            IpAddr::from(<[u8; 16]>::try_from(&p[o..o + 16]).unwrap())
+        } else {
+            IpAddr::from(<[u8; 4]>::try_from(&p[o..o + 4]).unwrap())
+        }
+    };
+    let (s, d) = if v6 { (addr(8), addr(24)) } else { (addr(12), addr(16)) };
+    let port = |a: IpAddr, o: usize| {
+        let n = u16::from_be_bytes([p[o], p[o + 1]]);
+        if v6 { format!("[{a}]:{n}") } else { format!("{a}:{n}") }
+    };
+    let l4 = &p[hl..];
+    match proto {
+        6 => format!(
+            "tcp {} > {} seq {}",
+            port(s, hl),
+            port(d, hl + 2),
+            u32::from_be_bytes(l4[4..8].try_into().unwrap())
+        ),
+        17 => format!("udp {} > {}", port(s, hl), port(d, hl + 2)),
+        1 | 58 => {
+            let id = u16::from_be_bytes([l4[4], l4[5]]);
+            let name = if v6 { "icmp6" } else { "icmp" };
+            if matches!((proto, l4[0]), (1, 3 | 11) | (58, 1..=4)) {
+                format!(
+                    "{name} {s} > {d} error {}/{} quoting [{}]",
+                    l4[0],
+                    l4[1],
+                    describe(&l4[8..])
+                )
+            } else {
+                format!("{name} {s} > {d} type {} id {id}", l4[0])
+            }
+        }
+        n => format!("proto {n} {s} > {d}"),
+    }
+}
+
+fn render(d: &Decision, out: &[u8]) -> String {
+    let mut s = match d.action {
+        Verdict::Pass => "pass".to_string(),
+        Verdict::Block => format!("block {}", d.reason.name()),
+    };
+    match d.rule {
+        Some(r) => write!(s, " @{}", r.nr).unwrap(),
+        None => s.push_str(" @-1"),
+    }
+    if d.from_state {
+        s.push_str(" from-state");
+    }
+    if let Some(id) = d.state {
+        write!(s, " state {}", id.0).unwrap();
+    }
+    if d.action == Verdict::Pass {
+        write!(s, " | {} sum {}", describe(out), if sums_ok(out) { "ok" } else { "BAD" }).unwrap();
+    }
+    s
+}
+
+fn run_case(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    let mut rules = String::new();
+    while let Some(l) = lines.next() {
+        out.push_str(l);
+        out.push('\n');
+        if l == "rules:" {
+            while let Some(r) = lines.peek() {
+                if r.starts_with("packet") || r.starts_with("error") || r.starts_with("seed") {
+                    break;
+                }
+                rules.push_str(r);
+                rules.push('\n');
+                out.push_str(r);
+                out.push('\n');
+                lines.next();
+            }
+            break;
+        }
+    }
+    let host = FixtureHost::openbsd(".");
+    let rs = parse("pf.conf", &rules, &Options::default(), &host)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+    let mut fw = Firewall::new(&rs, &host).unwrap();
+    fw.seed(1);
+    let mut sent: Vec<(Vec<u8>, Direction, String)> = Vec::new();
+    for l in lines {
+        if l.starts_with('>') {
+            continue;
+        }
+        out.push_str(l);
+        out.push('\n');
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.is_empty() || w[0].starts_with('#') {
+            continue;
+        }
+        let dir = |s: &str| if s == "in" { Direction::In } else { Direction::Out };
+        let (mut bytes, d, ifname) = match w[0] {
+            "seed" => {
+                fw.seed(w[1].parse().unwrap());
+                continue;
+            }
+            "packet" => {
+                let mut spec = Spec {
+                    proto: w[3].to_string(),
+                    src: addr_port(w[4]),
+                    dst: addr_port(w[6]),
+                    flags: 0,
+                    id: 0,
+                    echo_reply: false,
+                    len: 0,
+                };
+                let mut i = 7;
+                while i < w.len() {
+                    match w[i] {
+                        "flags" => spec.flags = flags(w[i + 1]),
+                        "id" => spec.id = w[i + 1].parse().unwrap(),
+                        "type" => spec.echo_reply = w[i + 1] == "reply",
+                        "len" => spec.len = w[i + 1].parse().unwrap(),
+                        x => panic!("{x}"),
+                    }
+                    i += 2;
+                }
+                (build(&spec), dir(w[1]), w[2].to_string())
+            }
+            "error" => {
+                let k: usize = w[8].parse().unwrap();
+                let q = &sent[k].0;
+                let e = error(
+                    w[3].parse().unwrap(),
+                    w[4].parse().unwrap(),
+                    w[5].parse().unwrap(),
+                    w[6].parse().unwrap(),
+                    q,
+                );
+                (e, dir(w[1]), w[2].to_string())
+            }
+            "reply" => {
+                let k: usize = w[1].parse().unwrap();
+                let (q, qd, qif) = sent[k].clone();
+                (
+                    reply_to(&q),
+                    if qd == Direction::In { Direction::Out } else { Direction::In },
+                    qif,
+                )
+            }
+            x => panic!("line {x}"),
+        };
+        let mut meta = Meta::new(&ifname, d);
+        meta.now = 1;
+        let dec = fw.filter(&mut bytes, &meta);
+        out.push_str("> ");
+        out.push_str(&render(&dec, &bytes));
+        out.push('\n');
+        if dec.action == Verdict::Pass {
+            sent.push((bytes, d, ifname.clone()));
+        }
+    }
+    out
+}
+
+/// The answer to `p`: addresses and ports swapped, a SYN answered with SYN+ACK, an echo
+/// request with its reply.
+fn reply_to(p: &[u8]) -> Vec<u8> {
+    let v6 = p[0] >> 4 == 6;
+    let (hl, proto) = if v6 { (40, p[6]) } else { (usize::from(p[0] & 15) * 4, p[9]) };
+    let mut r = p.to_vec();
+    let (s, d, n) = if v6 { (8, 24, 16) } else { (12, 16, 4) };
+    let (a, b) = (p[s..s + n].to_vec(), p[d..d + n].to_vec());
+    r[s..s + n].copy_from_slice(&b);
+    r[d..d + n].copy_from_slice(&a);
+    match proto {
+        6 | 17 => {
+            r[hl..hl + 2].copy_from_slice(&p[hl + 2..hl + 4]);
+            r[hl + 2..hl + 4].copy_from_slice(&p[hl..hl + 2]);
+            if proto == 6 {
+                let seq = u32::from_be_bytes(p[hl + 4..hl + 8].try_into().unwrap());
+                r[hl + 4..hl + 8].copy_from_slice(&5000u32.to_be_bytes());
+                r[hl + 8..hl + 12].copy_from_slice(&seq.wrapping_add(1).to_be_bytes());
+                r[hl + 13] = 0x12;
+            }
+        }
+        1 => r[hl] = 0,
+        58 => r[hl] = 129,
+        _ => {}
+    }
+    fill(&mut r);
+    r
+}
+
+#[test]
+fn nat_golden() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nat");
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let mut failed = Vec::new();
+    for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "txt")) {
+        let got = run_case(f);
+        if bless {
+            std::fs::write(f, &got).unwrap();
+        } else if got != std::fs::read_to_string(f).unwrap() {
+            eprintln!("--- {}\n{got}", f.display());
+            failed.push(f.display().to_string());
+        }
+        assert!(!got.contains("sum BAD"), "{}: a checksum is wrong:\n{got}", f.display());
+    }
+    assert!(failed.is_empty(), "differs (BLESS=1 rewrites): {failed:?}");
+}
