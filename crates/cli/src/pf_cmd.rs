@@ -74,7 +74,7 @@ pub struct RunArgs {
     /// The capture to replay (pcap or pcapng), in file order.
     #[arg(short = 'r', value_name = "CAPTURE")]
     capture: String,
-    /// Write the packets that pass to this capture.
+    /// Write the packets that pass to this capture, as pf sends them on (translated).
     #[arg(short = 'w', value_name = "PASSED")]
     passed: Option<String>,
     /// Write the packets that are blocked to this capture.
@@ -262,6 +262,8 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
             _ => (cap_if, recorded.unwrap_or(Direction::In)),
         };
         let infer = args.in_if.is_none() && args.out_if.is_none() && recorded.is_none();
+        // The frame as it leaves, when a translation rewrote it.
+        let mut rewritten: Option<Vec<u8>> = None;
         let (pass, line) = match frame::ip_of(link.number(), pkt.data) {
             Frame::Other => {
                 nother += 1;
@@ -295,6 +297,12 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
                     w.write(pkt.timestamp, rec.len() as u32, &rec)?;
                 }
                 let pass = d.action == Verdict::Pass;
+                if pass && let Some(rw) = &d.rewrite {
+                    let at = ip.as_ptr() as usize - pkt.data.as_ptr() as usize;
+                    let mut frame = pkt.data.to_vec();
+                    sift_firewall::rewrite::apply(&mut frame[at..at + ip.len()], rw);
+                    rewritten = Some(frame);
+                }
                 let v = if pass { "pass" } else { "block" };
                 (pass, format!("{n} {v} {by} {}\n", d.reason.name()))
             }
@@ -306,7 +314,7 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         let w = if pass { passed.as_mut() } else { blocked.as_mut() };
         if let Some(w) = w {
-            w.write(pkt.timestamp, pkt.wire_len, pkt.data)?;
+            w.write(pkt.timestamp, pkt.wire_len, rewritten.as_deref().unwrap_or(pkt.data))?;
         }
         if args.verdicts {
             text_out.push_str(&line);

@@ -34,6 +34,8 @@ mod parallel;
 mod pf;
 /// `sift pf`: directions from pcapng `epb_flags`, `--in`/`--out`, inference.
 mod pf_direction;
+/// `sift pf -w`: translated packets, their checksums checked by tshark.
+mod pf_nat;
 /// Printed lines against `tcpdump -n`; `--json`.
 mod print;
 /// tcpdump's 830 test captures copied and filtered as tcpdump does (issue 15's acceptance).
