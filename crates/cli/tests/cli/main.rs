@@ -28,6 +28,9 @@ mod habits;
 mod inject;
 /// Several inputs merged by time against mergecap; `--count` against tcpdump.
 mod merge_count;
+/// Packets for the pf tests, shared with the namespace tests.
+#[path = "../pf_support/packets.rs"]
+mod packets;
 /// The parallel path gives the sequential path's output, byte for byte.
 mod parallel;
 /// `sift pfctl` and `sift pf check` against pfctl's regression data.

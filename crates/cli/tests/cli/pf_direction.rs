@@ -5,10 +5,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../pf_support/packets.rs"]
-mod packets;
-
-use packets::{TcpSpec, ether, flags, icmp_echo, tcp};
+use crate::packets::{TcpSpec, ether, flags, icmp_echo, tcp};
 use sift_pcap::{Direction, Interface, LinkType, PacketFlags, PcapngWriter, Timestamp};
 
 const HOST: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);

@@ -7,10 +7,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
 
-#[path = "../pf_support/packets.rs"]
-mod packets;
-
-use packets::{TcpSpec, ether, flags, tcp, udp};
+use crate::packets::{TcpSpec, ether, flags, tcp, udp};
 use sift_pcap::{Direction, Interface, LinkType, PacketFlags, PcapngWriter, Timestamp};
 
 const INNER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 5);
@@ -82,8 +79,8 @@ fn pf_writes_translated_packets_with_good_checksums() {
     let mut reader = sift_pcap::open(&out).unwrap();
     let mut seen = Vec::new();
     while let Some(p) = reader.next_packet().unwrap() {
-        let ip = packets::ipv4_of_ether(p.data).unwrap();
-        let h = packets::parse_ipv4(ip).unwrap();
+        let ip = crate::packets::ipv4_of_ether(p.data).unwrap();
+        let h = crate::packets::parse_ipv4(ip).unwrap();
         seen.push((h.src, h.dst));
     }
     assert_eq!(
