@@ -432,3 +432,58 @@ fn nat_golden() {
     }
     assert!(failed.is_empty(), "differs (BLESS=1 rewrites): {failed:?}");
 }
+
+/// 60,000 concurrent UDP flows through one NAT address to eight servers: every flow gets a
+/// port no other flow to the same server holds, and every answer finds its way back to the
+/// inner host and port it answers.
+#[test]
+fn sixty_thousand_concurrent_flows_get_distinct_ports() {
+    let host = FixtureHost::openbsd(".");
+    let rules = "set limit states 200000\nmatch out on em0 proto udp from 10.0.0.0/8 nat-to 192.0.2.1\npass\n";
+    let rs = parse("pf.conf", rules, &Options::default(), &host).unwrap();
+    let mut fw = Firewall::new(&rs, &host).unwrap();
+    let out = Meta::new("em0", Direction::Out);
+    let inbound = Meta::new("em0", Direction::In);
+    let flows = 60_000u32;
+    let mut taken = std::collections::HashSet::new();
+    let mut outer = Vec::with_capacity(flows as usize);
+    for i in 0..flows {
+        let inner = IpAddr::from([10, (i >> 16) as u8, (i >> 8) as u8, i as u8]);
+        let server = IpAddr::from([198, 51, 100, 1 + (i % 8) as u8]);
+        let spec = Spec {
+            proto: "udp".into(),
+            src: (inner, 1000 + (i % 7) as u16),
+            dst: (server, 53),
+            flags: 0,
+            id: 0,
+            echo_reply: false,
+            len: 0,
+        };
+        let mut p = build(&spec);
+        let d = fw.filter(&mut p, &out);
+        assert_eq!(d.action, Verdict::Pass, "flow {i}: {d:?}");
+        assert_eq!(p[12..16], [192, 0, 2, 1]);
+        let port = u16::from_be_bytes([p[20], p[21]]);
+        assert!((50001..=65535).contains(&port), "flow {i}: port {port}");
+        assert!(taken.insert((server, port)), "flow {i}: port {port} to {server} taken twice");
+        outer.push((spec, port));
+    }
+    assert_eq!(fw.states().len(), flows as usize);
+    for (i, (spec, port)) in outer.iter().enumerate() {
+        let answer = Spec {
+            proto: "udp".into(),
+            src: spec.dst,
+            dst: ("192.0.2.1".parse().unwrap(), *port),
+            flags: 0,
+            id: 0,
+            echo_reply: false,
+            len: 0,
+        };
+        let mut p = build(&answer);
+        let d = fw.filter(&mut p, &inbound);
+        assert!(d.from_state && d.action == Verdict::Pass, "answer {i}: {d:?}");
+        assert_eq!(IpAddr::from(<[u8; 4]>::try_from(&p[16..20]).unwrap()), spec.src.0);
+        assert_eq!(u16::from_be_bytes([p[22], p[23]]), spec.src.1, "answer {i}");
+        assert!(sums_ok(&p), "answer {i}");
+    }
+}
