@@ -216,6 +216,8 @@ pub struct Decision {
     /// How the packet is rewritten (translation); `None`: as it is.
     /// [`Firewall::filter`] applies it.
     pub rewrite: Option<rewrite::Rewrite>,
+    /// How a TCP segment's numbers change (`modulate state`); [`Firewall::filter`] applies it.
+    pub shift: Option<rewrite::SeqShift>,
 }
 
 impl Decision {
@@ -235,6 +237,7 @@ impl Decision {
             from_state: false,
             state: None,
             rewrite: None,
+            shift: None,
         }
     }
 }
@@ -334,6 +337,8 @@ pub struct Firewall {
     cursors: HashMap<(RuleId, nat::Side), nat::Cursor>,
     /// `sticky-address` bindings: (rule, side, source) to the address it was given.
     sticky: HashMap<(RuleId, nat::Side, u128), u128>,
+    /// The secret of the initial sequence numbers `modulate state` gives (RFC 6528's key).
+    iss_key: (u64, u64),
 }
 
 impl Firewall {
@@ -353,6 +358,7 @@ impl Firewall {
             if_masks: Vec::new(),
             cursors: HashMap::new(),
             sticky: HashMap::new(),
+            iss_key: random_key(),
         };
         fw.env.routes = vec![
             Route {
@@ -528,9 +534,11 @@ impl Firewall {
         self.env.routes = routes;
     }
 
-    /// Seeds the generator `probability` rules draw from.
+    /// Seeds the generator `probability` rules, translation pools and sequence number
+    /// modulation draw from (runs repeat; by default modulation's secret is random).
     pub fn seed(&mut self, seed: u64) {
         self.rng = seed;
+        self.iss_key = (eval::next_random(&mut self.rng), eval::next_random(&mut self.rng));
     }
 
     /// The table `name` (created empty if new; rules naming it see changes at once).
@@ -724,4 +732,15 @@ fn fill_dynamic(t: &mut Table, ifname: &str, flags: u8, bits: u32, host: &dyn Ho
         }
     }
     t.replace(&entries);
+}
+
+/// A key from the process's random source (std's per-process random SipHash keys).
+fn random_key() -> (u64, u64) {
+    use std::hash::{BuildHasher, Hasher};
+    let r = std::collections::hash_map::RandomState::new();
+    let mut a = r.build_hasher();
+    a.write_u8(1);
+    let mut b = r.build_hasher();
+    b.write_u8(2);
+    (a.finish(), b.finish())
 }

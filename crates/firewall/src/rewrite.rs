@@ -272,3 +272,124 @@ fn quoted(b: &mut [u8], l: &Layout, addrs: [u128; 2], ports: [u16; 2]) -> bool {
     }
     true
 }
+
+/// How a TCP segment's numbers change on their way through a modulated state (`modulate
+/// state`, a spliced `synproxy state`): pf's `pf_change_a` of the sequence and acknowledgement
+/// numbers and `pf_modulate_sack` of the SACK blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SeqShift {
+    /// Added to the sequence number.
+    pub seq: u32,
+    /// Subtracted from the acknowledgement number (`None`: left alone).
+    pub ack: Option<u32>,
+    /// Subtracted from both edges of every SACK block (0: none).
+    pub sack: u32,
+}
+
+/// Sets the 32-bit field at `at` to `new`, fixing the TCP checksum at `sum`.
+fn set32(b: &mut [u8], at: usize, new: u32, sum: usize) {
+    let Some(old) = b.get(at..at + 4).map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]])) else {
+        return;
+    };
+    if let Some(c) = get16(b, sum) {
+        put16(b, sum, sift_wire::checksum::update32(c, old, new));
+    }
+    b[at..at + 4].copy_from_slice(&new.to_be_bytes());
+}
+
+/// Applies `shift` to the TCP segment in `bytes` (an IP packet); returns whether it was one.
+pub fn apply_shift(bytes: &mut [u8], shift: &SeqShift) -> bool {
+    let Some(l) = layout(bytes) else { return false };
+    if l.proto != ipproto::TCP || l.l4 + 20 > l.end {
+        return false;
+    }
+    let (t, sum) = (l.l4, l.l4 + 16);
+    let be32 = |b: &[u8], o: usize| u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    if shift.seq != 0 {
+        let seq = be32(bytes, t + 4).wrapping_add(shift.seq);
+        set32(bytes, t + 4, seq, sum);
+    }
+    if let Some(d) = shift.ack {
+        let ack = be32(bytes, t + 8).wrapping_sub(d);
+        set32(bytes, t + 8, ack, sum);
+    }
+    if shift.sack != 0 {
+        let hlen = (usize::from(bytes[t + 12] >> 4) * 4).min(l.end - t);
+        let mut i = t + 20;
+        while i < t + hlen {
+            match bytes[i] {
+                0 => break,
+                1 => i += 1,
+                kind => {
+                    let Some(&len) = bytes.get(i + 1) else { break };
+                    let len = usize::from(len);
+                    if len < 2 || i + len > t + hlen {
+                        break;
+                    }
+                    if kind == 5 {
+                        // Blocks of two edges, each 4 bytes.
+                        let mut e = i + 2;
+                        while e + 4 <= i + len {
+                            let v = be32(bytes, e).wrapping_sub(shift.sack);
+                            set32(bytes, e, v, sum);
+                            e += 4;
+                        }
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An IPv4/TCP segment with a SACK option of two blocks, its checksums filled in.
+    fn sack_segment() -> Vec<u8> {
+        let mut p = vec![0x45, 0, 0, 0, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        let mut t = vec![0u8; 20];
+        t[0..4].copy_from_slice(&[0x9c, 0x40, 0, 80]);
+        t[4..8].copy_from_slice(&1000u32.to_be_bytes());
+        t[8..12].copy_from_slice(&7000u32.to_be_bytes());
+        t[12] = 10 << 4; // 40 bytes: 20 of options
+        t[13] = 0x10;
+        // NOP, NOP, SACK with two blocks (18 bytes).
+        t.extend([1, 1, 5, 18]);
+        for e in [7100u32, 7200, 7300, 7400] {
+            t.extend(e.to_be_bytes());
+        }
+        p.extend(&t);
+        let len = p.len() as u16;
+        p[2..4].copy_from_slice(&len.to_be_bytes());
+        let c = sift_wire::checksum::internet(&p[..20]);
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        let src: [u8; 4] = p[12..16].try_into().unwrap();
+        let dst: [u8; 4] = p[16..20].try_into().unwrap();
+        let acc = sift_wire::checksum::pseudo_ipv4(&src, &dst, 6, (p.len() - 20) as u32);
+        let c = sift_wire::checksum::finish(sift_wire::checksum::add(acc, &p[20..]));
+        p[36..38].copy_from_slice(&c.to_be_bytes());
+        p
+    }
+
+    fn tcp_sum_ok(p: &[u8]) -> bool {
+        let src: [u8; 4] = p[12..16].try_into().unwrap();
+        let dst: [u8; 4] = p[16..20].try_into().unwrap();
+        let acc = sift_wire::checksum::pseudo_ipv4(&src, &dst, 6, (p.len() - 20) as u32);
+        sift_wire::checksum::finish(sift_wire::checksum::add(acc, &p[20..])) == 0
+    }
+
+    #[test]
+    fn shift_moves_seq_ack_and_every_sack_edge_keeping_the_checksum() {
+        let mut p = sack_segment();
+        assert!(tcp_sum_ok(&p));
+        let shift = SeqShift { seq: 5, ack: Some(100), sack: 100 };
+        assert!(apply_shift(&mut p, &shift));
+        let be32 = |o: usize| u32::from_be_bytes(p[o..o + 4].try_into().unwrap());
+        assert_eq!((be32(24), be32(28)), (1005, 6900));
+        assert_eq!([be32(44), be32(48), be32(52), be32(56)], [7000, 7100, 7200, 7300]);
+        assert!(tcp_sum_ok(&p));
+    }
+}

@@ -135,6 +135,9 @@ pub struct Peer {
     pub wscale: u8,
     /// Its protocol state ([`tcps`] or [`udps`]).
     pub state: u8,
+    /// What pf adds to this side's sequence numbers on their way (`modulate state`,
+    /// `synproxy state`); 0: none.
+    pub seqdiff: u32,
 }
 
 /// A state's handle in the table.

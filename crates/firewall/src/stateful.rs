@@ -10,7 +10,7 @@ use sift_wire::ipproto;
 
 use crate::nat::{self, Trans};
 use crate::packet::{Direction, Meta, Packet, tcp_flags as th};
-use crate::rewrite::Rewrite;
+use crate::rewrite::{Rewrite, SeqShift};
 use crate::state::{Peer, SrcKey, State, StateId, StateKey, StateTable, tcps, udps};
 use crate::timeouts::{Settings, tm};
 use crate::track::{self, Segment, Tracked};
@@ -110,6 +110,11 @@ impl Firewall {
             d.rewrite =
                 Some(Rewrite::Header { src: t.src, sport: t.sport, dst: t.dst, dport: t.dport });
         }
+        if let Some(s) = d.state.and_then(|id| self.states.get(id))
+            && s.src.seqdiff != 0
+        {
+            d.shift = Some(SeqShift { seq: s.src.seqdiff, ack: None, sack: 0 });
+        }
         d
     }
 
@@ -121,10 +126,14 @@ impl Firewall {
             Ok(p) => self.test(&p, meta),
             Err(e) => return Decision::refused(e.reason()),
         };
-        if d.action == Verdict::Pass
-            && let Some(rw) = &d.rewrite
-        {
-            crate::rewrite::apply(bytes, rw);
+        if d.action == Verdict::Pass {
+            // Both update the checksums incrementally: the order does not matter.
+            if let Some(sh) = &d.shift {
+                crate::rewrite::apply_shift(bytes, sh);
+            }
+            if let Some(rw) = &d.rewrite {
+                crate::rewrite::apply(bytes, rw);
+            }
         }
         d
     }
@@ -189,17 +198,24 @@ impl Firewall {
                     self.states.remove(id);
                     return Lookup::Rules;
                 }
+                let mut shift = None;
+                let rng = &mut self.rng;
+                let mut iss = || crate::eval::next_random(rng) as u32;
                 let res = if s.sloppy {
                     Ok(track::tcp_sloppy(s, &seg, from_src, now))
                 } else {
-                    track::tcp_full(s, &seg, from_src, now)
+                    track::tcp_full(s, &seg, from_src, now, &mut iss, &mut shift)
                 };
                 self.count(id, from_src, pkt.len);
+                let shifted = |mut d: Decision| {
+                    d.shift = shift;
+                    Lookup::Done(d)
+                };
                 match res {
-                    Ok(Tracked::Pass) => Lookup::Done(self.state_decision(id, meta.dir, Ok(()))),
+                    Ok(Tracked::Pass) => shifted(self.state_decision(id, meta.dir, Ok(()))),
                     Ok(Tracked::Established) => {
                         let Some(over) = self.states.connlimit(id, now) else {
-                            return Lookup::Done(self.state_decision(id, meta.dir, Ok(())));
+                            return shifted(self.state_decision(id, meta.dir, Ok(())));
                         };
                         let d = self.state_decision(id, meta.dir, Err(Reason::SrcLimit));
                         self.states.remove(id);
@@ -382,6 +398,15 @@ impl Firewall {
             ipproto::TCP => {
                 let Some(seg) = Segment::of(pkt) else { return Err(Reason::Short) };
                 track::tcp_create(&mut s, &seg);
+                if d.keep_state == ast::state::MODULATE
+                    && seg.flags & (th::SYN | th::ACK) == th::SYN
+                {
+                    // An unpredictable initial sequence number for the connection (RFC 6528:
+                    // a keyed hash of its addresses and ports plus a 4 µs clock), as the
+                    // difference pf adds to the initiator's numbers.
+                    let iss = self.iss(&key, now);
+                    s.src.seqdiff = iss.wrapping_sub(seg.seq).max(1);
+                }
             }
             ipproto::UDP => {
                 s.src.state = udps::SINGLE;
@@ -396,6 +421,20 @@ impl Firewall {
             self.states.attach_src_node(k);
         }
         Ok(id)
+    }
+}
+
+impl Firewall {
+    /// RFC 6528's initial sequence number for the connection of `key` at `now` seconds.
+    fn iss(&self, key: &StateKey, now: u64) -> u32 {
+        use std::hash::Hasher;
+        #[allow(deprecated)] // SipHash-2-4, a keyed PRF as RFC 6528 asks.
+        let mut h = std::hash::SipHasher::new_with_keys(self.iss_key.0, self.iss_key.1);
+        h.write_u128(key.addr[0]);
+        h.write_u128(key.addr[1]);
+        h.write_u16(key.port[0]);
+        h.write_u16(key.port[1]);
+        (h.finish() as u32).wrapping_add((now as u32).wrapping_mul(250_000))
     }
 }
 

@@ -10,6 +10,7 @@ use sift_wire::ipproto;
 
 use crate::Reason;
 use crate::packet::{Family, Packet, tcp_flags as th};
+use crate::rewrite::SeqShift;
 use crate::state::{Peer, State, tcps, udps};
 use crate::timeouts::tm;
 
@@ -25,6 +26,8 @@ pub const MAXACKWINDOW: u32 = 0xffff + 1500;
 /// The TCP fields tracking reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// The header has options (SACK blocks may need rewriting).
+    pub has_options: bool,
     /// Sequence number.
     pub seq: u32,
     /// Acknowledgement number.
@@ -71,6 +74,7 @@ impl Segment {
             }
         }
         Some(Segment {
+            has_options: hlen > 20,
             seq: be32(4),
             ack: be32(8),
             win: u16::from_be_bytes([t[14], t[15]]),
@@ -146,17 +150,41 @@ pub(crate) enum Tracked {
 
 /// pf's `pf_tcp_track_full`: whether the segment fits the windows, updating them, the peers'
 /// states and the timeout; `state-mismatch` when it does not.
+///
+/// Modulated states (`modulate state`, a spliced `synproxy`): `seg` is as it arrived, the
+/// windows are kept in each side's own numbers; `shift` receives how the segment's numbers
+/// change on their way, and `iss` draws the other side's modulator when its first segment
+/// comes (pf's deferred modulator).
 pub(crate) fn tcp_full(
     s: &mut State,
     seg: &Segment,
     from_src: bool,
     now: u64,
+    iss: &mut dyn FnMut() -> u32,
+    shift: &mut Option<SeqShift>,
 ) -> Result<Tracked, Reason> {
     let (src, dst) = peers(s, from_src);
     let flags = seg.flags;
     let orig_seq = seg.seq;
     let mut seq = seg.seq;
     let mut ack = seg.ack;
+    if src.seqlo == 0 {
+        if dst.seqdiff != 0 && src.seqdiff == 0 {
+            // The responder's first segment: its numbers get a modulator of their own.
+            src.seqdiff = iss().wrapping_sub(seq).max(1);
+            ack = seg.ack.wrapping_sub(dst.seqdiff);
+            *shift = Some(SeqShift { seq: src.seqdiff, ack: Some(dst.seqdiff), sack: 0 });
+        }
+    } else {
+        ack = seg.ack.wrapping_sub(dst.seqdiff);
+        if src.seqdiff != 0 {
+            *shift = Some(SeqShift { seq: src.seqdiff, ack: Some(dst.seqdiff), sack: 0 });
+        }
+    }
+    if dst.seqdiff != 0 && seg.has_options {
+        // SACK blocks name the other side's numbers: they go back by its modulator.
+        shift.get_or_insert(SeqShift { seq: 0, ack: None, sack: 0 }).sack = dst.seqdiff;
+    }
     let mut win = seg.win;
     let (mut sws, mut dws) = (0u8, 0u8);
     if src.wscale != 0 && dst.wscale != 0 && flags & th::SYN == 0 {

@@ -236,10 +236,13 @@ fn describe(p: &[u8]) -> String {
     let l4 = &p[hl..];
     match proto {
         6 => format!(
-            "tcp {} > {} seq {}",
+            "tcp {} > {} seq {} ack {}",
             port(s, hl),
             port(d, hl + 2),
-            u32::from_be_bytes(l4[4..8].try_into().unwrap())
+            u32::from_be_bytes(l4[4..8].try_into().unwrap()),
+            // A quoted segment may end before its acknowledgement number.
+            l4.get(8..12)
+                .map_or("-".into(), |a| u32::from_be_bytes(a.try_into().unwrap()).to_string())
         ),
         17 => format!("udp {} > {}", port(s, hl), port(d, hl + 2)),
         1 | 58 => {
@@ -363,8 +366,9 @@ fn run_case(path: &Path) -> String {
             "reply" => {
                 let k: usize = w[1].parse().unwrap();
                 let (q, qd, qif) = sent[k].clone();
+                let f = (w.get(2) == Some(&"flags")).then(|| flags(w[3]));
                 (
-                    reply_to(&q),
+                    reply_to(&q, f),
                     if qd == Direction::In { Direction::Out } else { Direction::In },
                     qif,
                 )
@@ -384,9 +388,10 @@ fn run_case(path: &Path) -> String {
     out
 }
 
-/// The answer to `p`: addresses and ports swapped, a SYN answered with SYN+ACK, an echo
-/// request with its reply.
-fn reply_to(p: &[u8]) -> Vec<u8> {
+/// The answer to `p`: addresses and ports swapped, an echo request answered with its reply,
+/// a TCP segment with SYN+ACK (sequence 5000) or, given `tcp_flags`, with those flags and the
+/// numbers that follow `p`'s (its acknowledgement as the sequence, its end as the ack).
+fn reply_to(p: &[u8], tcp_flags: Option<u8>) -> Vec<u8> {
     let v6 = p[0] >> 4 == 6;
     let (hl, proto) = if v6 { (40, p[6]) } else { (usize::from(p[0] & 15) * 4, p[9]) };
     let mut r = p.to_vec();
@@ -400,9 +405,19 @@ fn reply_to(p: &[u8]) -> Vec<u8> {
             r[hl + 2..hl + 4].copy_from_slice(&p[hl..hl + 2]);
             if proto == 6 {
                 let seq = u32::from_be_bytes(p[hl + 4..hl + 8].try_into().unwrap());
-                r[hl + 4..hl + 8].copy_from_slice(&5000u32.to_be_bytes());
-                r[hl + 8..hl + 12].copy_from_slice(&seq.wrapping_add(1).to_be_bytes());
-                r[hl + 13] = 0x12;
+                let ack = u32::from_be_bytes(p[hl + 8..hl + 12].try_into().unwrap());
+                let thl = usize::from(p[hl + 12] >> 4) * 4;
+                let mut end = seq.wrapping_add((p.len() - hl - thl) as u32);
+                if p[hl + 13] & 0x03 != 0 {
+                    end = end.wrapping_add(1);
+                }
+                let (s, f) = match tcp_flags {
+                    Some(f) => (ack, f),
+                    None => (5000, 0x12),
+                };
+                r[hl + 4..hl + 8].copy_from_slice(&s.to_be_bytes());
+                r[hl + 8..hl + 12].copy_from_slice(&end.to_be_bytes());
+                r[hl + 13] = f;
             }
         }
         1 => r[hl] = 0,
