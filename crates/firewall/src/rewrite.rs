@@ -40,6 +40,9 @@ pub enum Rewrite {
         dst: u128,
         /// New quoted destination port or id.
         dport: u16,
+        /// Subtracted from a quoted TCP segment's sequence number (its sender's modulator:
+        /// the error names the numbers the host sent).
+        seq_back: u32,
     },
 }
 
@@ -181,7 +184,9 @@ pub fn apply(bytes: &mut [u8], rw: &Rewrite) -> bool {
     let Some(l) = layout(bytes) else { return false };
     match *rw {
         Rewrite::Header { src, sport, dst, dport } => header(bytes, &l, [src, dst], [sport, dport]),
-        Rewrite::Quoted { src, sport, dst, dport } => quoted(bytes, &l, [src, dst], [sport, dport]),
+        Rewrite::Quoted { src, sport, dst, dport, seq_back } => {
+            quoted(bytes, &l, [src, dst], [sport, dport], seq_back)
+        }
     }
 }
 
@@ -203,7 +208,7 @@ fn header(b: &mut [u8], l: &Layout, addrs: [u128; 2], ports: [u16; 2]) -> bool {
     changed
 }
 
-fn quoted(b: &mut [u8], l: &Layout, addrs: [u128; 2], ports: [u16; 2]) -> bool {
+fn quoted(b: &mut [u8], l: &Layout, addrs: [u128; 2], ports: [u16; 2], seq_back: u32) -> bool {
     let icmp_sum = l.l4 + 2;
     let inner = l.l4 + 8;
     if inner >= l.end {
@@ -248,7 +253,18 @@ fn quoted(b: &mut [u8], l: &Layout, addrs: [u128; 2], ports: [u16; 2]) -> bool {
             }
         }
     }
-    if moved == [false; 2] {
+    let it = inner + ihl;
+    let mut renumbered = false;
+    if iproto == ipproto::TCP && seq_back != 0 && it + 8 <= l.end {
+        let old = u32::from_be_bytes([b[it + 4], b[it + 5], b[it + 6], b[it + 7]]);
+        let new = old.wrapping_sub(seq_back);
+        if it + 18 <= l.end {
+            Sum { at: it + 16, udp: false }.fix(b, &old.to_be_bytes(), &new.to_be_bytes());
+        }
+        b[it + 4..it + 8].copy_from_slice(&new.to_be_bytes());
+        renumbered = true;
+    }
+    if moved == [false; 2] && !renumbered {
         return false;
     }
     // The ICMP checksum covers the whole message (and, for ICMPv6, the outer addresses).

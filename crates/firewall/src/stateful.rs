@@ -285,8 +285,15 @@ impl Firewall {
         };
         let s = self.states.get(id).expect("found");
         let sender_is_src = s.direction == qdir;
-        let ok = q.proto != ipproto::TCP || track::quoted_tcp_fits(s, q.seq, sender_is_src);
-        let moved = (s.key[0] != s.key[1]).then(|| {
+        // A modulated sender's segment is quoted in the numbers its peer saw.
+        let seq_back = match q.proto {
+            ipproto::TCP if sender_is_src => s.src.seqdiff,
+            ipproto::TCP => s.dst.seqdiff,
+            _ => 0,
+        };
+        let seq = q.seq.wrapping_sub(seq_back);
+        let ok = q.proto != ipproto::TCP || track::quoted_tcp_fits(s, seq, sender_is_src);
+        let moved = (s.key[0] != s.key[1] || seq_back != 0).then(|| {
             // The quoted packet takes the other key's addresses, oriented as it went.
             let (nk, si, di) = match meta.dir {
                 Direction::In => (&s.key[1], 1, 0),
@@ -297,6 +304,7 @@ impl Firewall {
                 sport: nk.port[si],
                 dst: nk.addr[di],
                 dport: nk.port[di],
+                seq_back,
             }
         });
         self.count(id, s.direction == meta.dir, pkt.len);
