@@ -81,13 +81,14 @@ fn patch(msg: &mut [u8], csum_at: usize, at: usize, new: &[u8]) -> bool {
     let mut upd = [0u8; 8];
     let n = hi - lo;
     debug_assert!(n <= 8, "patch windows are a few bytes");
-    for i in 0..n {
-        old[i] = msg.get(lo + i).copied().unwrap_or(0);
-    }
+    let window = |msg: &[u8], w: &mut [u8; 8]| {
+        for (i, b) in w.iter_mut().take(n).enumerate() {
+            *b = msg.get(lo + i).copied().unwrap_or(0);
+        }
+    };
+    window(msg, &mut old);
     msg[at..end].copy_from_slice(new);
-    for i in 0..n {
-        upd[i] = msg.get(lo + i).copied().unwrap_or(0);
-    }
+    window(msg, &mut upd);
     let sum = u16::from_be_bytes([msg[csum_at], msg[csum_at + 1]]);
     let sum = checksum::update_bytes(sum, &old[..n], &upd[..n]);
     msg[csum_at..csum_at + 2].copy_from_slice(&sum.to_be_bytes());
