@@ -327,9 +327,7 @@ pub fn tshark_checksums(name: &str, packets: &[Vec<u8>]) -> usize {
     let path = dir.join("out.pcap");
     // pcap header: magic, v2.4, zone 0, sigfigs 0, snaplen 65535, LINKTYPE_RAW (101).
     let mut pcap = Vec::new();
-    for w in [0xa1b2_c3d4u32] {
-        pcap.extend_from_slice(&w.to_le_bytes());
-    }
+    pcap.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     pcap.extend_from_slice(&2u16.to_le_bytes());
     pcap.extend_from_slice(&4u16.to_le_bytes());
     for w in [0u32, 0, 65535, 101] {
