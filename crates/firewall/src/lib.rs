@@ -220,6 +220,12 @@ pub struct Decision {
     pub rewrite: Option<rewrite::Rewrite>,
     /// How a TCP segment's numbers change (`modulate state`); [`Firewall::filter`] applies it.
     pub shift: Option<rewrite::SeqShift>,
+    /// The scrub options for a passed packet (the match rules' and the deciding rule's, or its
+    /// state's); [`Firewall::filter`] applies them.
+    pub scrub: Option<scrub::ScrubOpts>,
+    /// The answer pf sends for a blocked packet (`block return…`), as an IP packet going the
+    /// other way ([`Firewall::filter`] makes it).
+    pub reply: Option<Vec<u8>>,
 }
 
 impl Decision {
@@ -240,6 +246,8 @@ impl Decision {
             state: None,
             rewrite: None,
             shift: None,
+            scrub: None,
+            reply: None,
         }
     }
 }
@@ -696,12 +704,22 @@ fn block_return(r: &ast::Rule, pkt: &Packet<'_>) -> Return {
         return Return::Rst { ttl: r.return_ttl };
     }
     if f & (flag::RETURN | flag::RETURNICMP) != 0 {
+        // ICMP queries are answered too (pf's `ICMP_INFOTYPE`; ICMPv6 types from echo
+        // request on, except redirects); errors never.
+        let t = pkt.icmp_type;
         let (icmp, code) = match pkt.af {
-            Family::Inet if pkt.proto != sift_wire::ipproto::ICMP => (r.return_icmp, true),
-            Family::Inet6 if pkt.proto != sift_wire::ipproto::ICMPV6 => (r.return_icmp6, true),
+            Family::Inet
+                if pkt.proto != sift_wire::ipproto::ICMP
+                    || matches!(t, 0 | 8 | 9 | 10 | 13..=18) =>
+            {
+                (r.return_icmp, true)
+            }
+            Family::Inet6 if pkt.proto != sift_wire::ipproto::ICMPV6 || (t >= 128 && t != 137) => {
+                (r.return_icmp6, true)
+            }
             _ => (0, false),
         };
-        if code {
+        if code && icmp != 0 {
             return Return::Icmp { ty: (icmp >> 8) as u8, code: (icmp & 0xff) as u8 };
         }
     }

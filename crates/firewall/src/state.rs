@@ -228,6 +228,8 @@ pub struct State {
     pub(crate) hash: [u32; 2],
     /// The translation pool address it holds, for `least-states`: (rule, rdr side, address).
     pub(crate) pool_addr: Option<(RuleId, bool, u128)>,
+    /// The scrub options its packets get (from the rules that created it).
+    pub scrub: Option<crate::scrub::ScrubOpts>,
 }
 
 /// The table's counters (`pfctl -si`'s state table section).
@@ -848,6 +850,7 @@ mod tests {
             purge: false,
             hash: [0; 2],
             pool_addr: None,
+            scrub: None,
         }
     }
 

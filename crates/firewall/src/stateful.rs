@@ -11,6 +11,7 @@ use sift_wire::ipproto;
 use crate::nat::{self, Trans};
 use crate::packet::{Direction, Meta, Packet, tcp_flags as th};
 use crate::rewrite::{Rewrite, SeqShift};
+use crate::scrub;
 use crate::state::{Peer, SrcKey, State, StateId, StateKey, StateTable, tcps, udps};
 use crate::timeouts::{Settings, tm};
 use crate::track::{self, Segment, Tracked};
@@ -20,6 +21,7 @@ use crate::{Decision, Firewall, Prefix, Reason, RuleId, Verdict, icmp_kind};
 const LOG_ALL: u8 = 2;
 
 /// How a packet fared against the state table.
+#[allow(clippy::large_enum_variant)] // once per packet, by value: boxing would allocate
 enum Lookup {
     /// It belongs to a state: the decision is made.
     Done(Decision),
@@ -85,6 +87,16 @@ impl Firewall {
         let mut d = self.evaluate(pkt, meta, false);
         let icmp_error = matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6)
             && icmp_kind(pkt.af, pkt.icmp_type).1;
+        if d.action == Verdict::Pass {
+            // pf_rule_to_actions over the match rules, then the deciding rule.
+            let mut o = scrub::ScrubOpts::default();
+            for id in d.matches.iter().chain(d.rule.as_ref()) {
+                if let Some(r) = self.rule(*id) {
+                    o.add_rule(r);
+                }
+            }
+            d.scrub = (!o.is_empty()).then_some(o);
+        }
         if d.action != Verdict::Pass || pkt.fragment || icmp_error {
             return d;
         }
@@ -121,18 +133,52 @@ impl Firewall {
     /// [`Firewall::test`], then the packet rewritten as pf sends it on (translated): `bytes`
     /// is an IPv4 or IPv6 packet from its IP header on. Bytes pf would not judge are blocked
     /// with pf's reason and left alone.
+    ///
+    /// pf_test's order: `pf_normalize_tcp` on every TCP segment (a segment it refuses is
+    /// blocked with `normalize`), the state table or the rules, then on a passed packet the
+    /// modulation, the translation and the scrub options (`max-mss`, `no-df`, `min-ttl`,
+    /// `set-tos`, `random-id`); on a blocked one the answer `block return` asks for
+    /// ([`Decision::reply`]).
     pub fn filter(&mut self, bytes: &mut [u8], meta: &Meta<'_>) -> Decision {
-        let d = match Packet::parse(bytes) {
+        let l4 = match Packet::parse(bytes) {
+            Ok(p) if p.proto == ipproto::TCP => scrub::l4_offset(&p),
+            Ok(_) => None,
+            Err(e) => return Decision::refused(e.reason()),
+        };
+        if let Some(l4) = l4
+            && let Err(r) = scrub::normalize_tcp(bytes, l4)
+        {
+            return Decision::refused(r);
+        }
+        let mut d = match Packet::parse(bytes) {
             Ok(p) => self.test(&p, meta),
             Err(e) => return Decision::refused(e.reason()),
         };
+        let rng = &mut self.rng;
         if d.action == Verdict::Pass {
-            // Both update the checksums incrementally: the order does not matter.
+            // Each updates the checksums incrementally: the order does not matter.
             if let Some(sh) = &d.shift {
                 crate::rewrite::apply_shift(bytes, sh);
             }
             if let Some(rw) = &d.rewrite {
                 crate::rewrite::apply(bytes, rw);
+            }
+            if let Some(o) = &d.scrub {
+                let l4 = Packet::parse(bytes).ok().and_then(|p| scrub::l4_offset(&p));
+                scrub::scrub(bytes, l4, o, &mut || crate::eval::next_random(rng) as u16);
+            }
+        } else if d.ret != crate::Return::Drop {
+            let opts = crate::reply::ReplyOpts {
+                ip_id: crate::eval::next_random(rng) as u16,
+                link_broadcast: false,
+            };
+            match crate::reply::reply(bytes, d.ret, &opts) {
+                Ok(r) => d.reply = Some(r),
+                Err(e) => {
+                    if let Some(r) = e.reason() {
+                        d.reason = r;
+                    }
+                }
             }
         }
         d
@@ -152,6 +198,7 @@ impl Firewall {
             Ok(()) => d.action = Verdict::Pass,
             Err(r) => d.reason = r,
         }
+        d.scrub = s.scrub;
         if s.key[0] != s.key[1] {
             // pf_test_state: a packet going in takes the stack key's addresses, going out
             // the wire key's.
@@ -381,6 +428,7 @@ impl Firewall {
         let mut s = State {
             key: keys,
             pool_addr,
+            scrub: d.scrub,
             direction: meta.dir,
             ifname: if_bound.then(|| self.states.intern(meta.ifname)),
             created_on: self.states.intern(meta.ifname),

@@ -145,6 +145,7 @@ fn flags(s: &str) -> u8 {
             'R' => 0x04,
             'P' => 0x08,
             'A' => 0x10,
+            'U' => 0x20,
             _ => panic!("flag {c}"),
         }
     })
@@ -236,9 +237,10 @@ fn describe(p: &[u8]) -> String {
     let l4 = &p[hl..];
     match proto {
         6 => format!(
-            "tcp {} > {} seq {} ack {}",
+            "tcp {} > {} [{}] seq {} ack {}",
             port(s, hl),
             port(d, hl + 2),
+            l4.get(13).map_or("-".into(), |f| tcp_flags(*f)),
             u32::from_be_bytes(l4[4..8].try_into().unwrap()),
             // A quoted segment may end before its acknowledgement number.
             l4.get(8..12)
@@ -279,9 +281,48 @@ fn render(d: &Decision, out: &[u8]) -> String {
         write!(s, " state {}", id.0).unwrap();
     }
     if d.action == Verdict::Pass {
-        write!(s, " | {} sum {}", describe(out), if sums_ok(out) { "ok" } else { "BAD" }).unwrap();
+        write!(
+            s,
+            " | {}{} sum {}",
+            describe(out),
+            ip_fields(out),
+            if sums_ok(out) { "ok" } else { "BAD" }
+        )
+        .unwrap();
+    }
+    if let Some(r) = &d.reply {
+        write!(
+            s,
+            " | reply {}{} sum {}",
+            describe(r),
+            ip_fields(r),
+            if sums_ok(r) { "ok" } else { "BAD" }
+        )
+        .unwrap();
     }
     s
+}
+
+/// The IP header fields scrubbing changes: TTL (hop limit), DF, the IPv4 id when not the
+/// builder's.
+fn ip_fields(p: &[u8]) -> String {
+    if p[0] >> 4 == 6 {
+        return format!(" hlim {}", p[7]);
+    }
+    let mut s = format!(" ttl {}", p[8]);
+    if p[6] & 0x40 != 0 {
+        s.push_str(" DF");
+    }
+    let id = u16::from_be_bytes([p[4], p[5]]);
+    if id != 0x1234 {
+        write!(s, " id {id}").unwrap();
+    }
+    s
+}
+
+fn tcp_flags(f: u8) -> String {
+    let names = [(0x01, 'F'), (0x02, 'S'), (0x04, 'R'), (0x08, 'P'), (0x10, 'A'), (0x20, 'U')];
+    names.iter().filter(|(b, _)| f & b != 0).map(|(_, c)| *c).collect()
 }
 
 fn run_case(path: &Path) -> String {
