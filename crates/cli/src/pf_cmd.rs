@@ -74,7 +74,8 @@ pub struct RunArgs {
     /// The capture to replay (pcap or pcapng), in file order.
     #[arg(short = 'r', value_name = "CAPTURE")]
     capture: String,
-    /// Write the packets that pass to this capture, as pf sends them on (translated).
+    /// Write the packets that pass to this capture, as pf sends them on (normalized,
+    /// translated, modulated, scrubbed), with the answers `block return` sends.
     #[arg(short = 'w', value_name = "PASSED")]
     passed: Option<String>,
     /// Write the packets that are blocked to this capture.
@@ -262,8 +263,9 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
             _ => (cap_if, recorded.unwrap_or(Direction::In)),
         };
         let infer = args.in_if.is_none() && args.out_if.is_none() && recorded.is_none();
-        // The frame as it leaves, when a translation rewrote it.
+        // The frame as it leaves (pf may rewrite it), and the answer a `block return` sends.
         let mut rewritten: Option<Vec<u8>> = None;
+        let mut answer: Option<Vec<u8>> = None;
         let (pass, line) = match frame::ip_of(link.number(), pkt.data) {
             Frame::Other => {
                 nother += 1;
@@ -279,10 +281,16 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
                 };
                 let mut meta = Meta::new(&ifname, dir);
                 meta.now = now;
-                let d = match &parsed {
-                    Ok(p) => fw.test(p, &meta),
-                    Err(_) => fw.test_bytes(ip, &meta),
-                };
+                // pf's packet path on a copy of the frame: what leaves is what pf sends on.
+                let at = ip.as_ptr() as usize - pkt.data.as_ptr() as usize;
+                let mut frame = pkt.data.to_vec();
+                let d = fw.filter(&mut frame[at..at + ip.len()], &meta);
+                if frame != pkt.data {
+                    rewritten = Some(frame);
+                }
+                if let Some(r) = &d.reply {
+                    answer = Some(frame::answer_frame(link.number(), &pkt.data[..at], r));
+                }
                 let by = if d.from_state {
                     nstate += 1;
                     "state".to_string()
@@ -297,12 +305,6 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
                     w.write(pkt.timestamp, rec.len() as u32, &rec)?;
                 }
                 let pass = d.action == Verdict::Pass;
-                if pass && let Some(rw) = &d.rewrite {
-                    let at = ip.as_ptr() as usize - pkt.data.as_ptr() as usize;
-                    let mut frame = pkt.data.to_vec();
-                    sift_firewall::rewrite::apply(&mut frame[at..at + ip.len()], rw);
-                    rewritten = Some(frame);
-                }
                 let v = if pass { "pass" } else { "block" };
                 (pass, format!("{n} {v} {by} {}\n", d.reason.name()))
             }
@@ -314,7 +316,13 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         let w = if pass { passed.as_mut() } else { blocked.as_mut() };
         if let Some(w) = w {
-            w.write(pkt.timestamp, pkt.wire_len, rewritten.as_deref().unwrap_or(pkt.data))?;
+            let data = if pass { rewritten.as_deref().unwrap_or(pkt.data) } else { pkt.data };
+            let len = if data.len() == pkt.data.len() { pkt.wire_len } else { data.len() as u32 };
+            w.write(pkt.timestamp, len, data)?;
+        }
+        // pf's answer goes out at the same time, among the packets pf sends.
+        if let (Some(a), Some(w)) = (&answer, passed.as_mut()) {
+            w.write(pkt.timestamp, a.len() as u32, a)?;
         }
         if args.verdicts {
             text_out.push_str(&line);

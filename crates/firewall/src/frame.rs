@@ -83,6 +83,20 @@ pub fn interface(ifname: &str, vlan: Option<u16>) -> String {
     }
 }
 
+/// The frame that carries `ip`, an answer to a frame whose link-layer header was `header`
+/// (link type `link`): the same header, on Ethernet with the two addresses swapped (the
+/// answer goes back to the sender).
+pub fn answer_frame(link: u16, header: &[u8], ip: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(header.len() + ip.len());
+    f.extend_from_slice(header);
+    if link == 1 && f.len() >= 12 {
+        let (dst, src) = f.split_at_mut(6);
+        dst.swap_with_slice(&mut src[..6]);
+    }
+    f.extend_from_slice(ip);
+    f
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +111,10 @@ mod tests {
         assert_eq!(ip_of(1, &arp), Frame::Other);
         assert_eq!(ip_of(101, &[0x60, 0]), Frame::Ip { ip: &[0x60, 0], vlan: None });
         assert_eq!(interface("em0", Some(10)), "vlan10");
+        let header = [1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 0x08, 0x00];
+        assert_eq!(
+            answer_frame(1, &header, &[0x45])[..13],
+            [2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 8]
+        );
     }
 }

@@ -42,6 +42,7 @@ fn capture(path: &Path) {
         (Outbound, tcp(&ack, 3, b"hello")),
         (Outbound, udp((INNER, 5353), (SERVER, 53), 4, b"query")),
         (Inbound, udp((SERVER, 53), (OUTER, 5353), 5, b"answer")),
+        (Inbound, tcp(&TcpSpec { dst: (OUTER, 23), ..synack }, 6, b"")),
     ];
     let mut w = PcapngWriter::new(std::fs::File::create(path).unwrap()).unwrap();
     let mut iface = Interface::new(LinkType::new(1), 65535, sift_pcap::TsResolution::MICRO);
@@ -62,8 +63,12 @@ fn pf_writes_translated_packets_with_good_checksums() {
     let (cap, rules, out) =
         (dir.path().join("in.pcapng"), dir.path().join("pf.conf"), dir.path().join("out.pcap"));
     capture(&cap);
-    std::fs::write(&rules, "match out on em0 from 10.0.0.0/8 nat-to 192.0.2.1 static-port\npass\n")
-        .unwrap();
+    std::fs::write(
+        &rules,
+        "match out on em0 from 10.0.0.0/8 nat-to 192.0.2.1 static-port\n\
+         block return in quick on em0 proto tcp to port 23\npass\n",
+    )
+    .unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_sift"))
         .args(["pf", "-f", rules.to_str().unwrap(), "-r", cap.to_str().unwrap()])
         .args(["-w", out.to_str().unwrap(), "--verdicts", "--host", "openbsd"])
@@ -73,9 +78,11 @@ fn pf_writes_translated_packets_with_good_checksums() {
     let verdicts = String::from_utf8(run.stdout).unwrap();
     assert_eq!(
         verdicts,
-        "1 pass @1 match\n2 pass state match\n3 pass state match\n4 pass @1 match\n5 pass state match\n"
+        "1 pass @2 match\n2 pass state match\n3 pass state match\n4 pass @2 match\n\
+         5 pass state match\n6 block @1 match\n"
     );
-    // Addresses as pf sends them: out from the outer address, answers to the inner host.
+    // Addresses as pf sends them: out from the outer address, answers to the inner host, and
+    // the reset pf sends for the blocked segment.
     let mut reader = sift_pcap::open(&out).unwrap();
     let mut seen = Vec::new();
     while let Some(p) = reader.next_packet().unwrap() {
@@ -85,7 +92,14 @@ fn pf_writes_translated_packets_with_good_checksums() {
     }
     assert_eq!(
         seen,
-        [(OUTER, SERVER), (SERVER, INNER), (OUTER, SERVER), (OUTER, SERVER), (SERVER, INNER)]
+        [
+            (OUTER, SERVER),
+            (SERVER, INNER),
+            (OUTER, SERVER),
+            (OUTER, SERVER),
+            (SERVER, INNER),
+            (OUTER, SERVER)
+        ]
     );
     let Some(tshark) = sift_testkit::tool("tshark") else { return };
     let t = Command::new(tshark)
@@ -98,7 +112,7 @@ fn pf_writes_translated_packets_with_good_checksums() {
     assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
     // tshark's status: 1 good, 0 bad, 2 unverified.
     let lines = String::from_utf8(t.stdout).unwrap();
-    assert_eq!(lines.lines().count(), 5, "{lines}");
+    assert_eq!(lines.lines().count(), 6, "{lines}");
     for l in lines.lines() {
         let fields: Vec<&str> = l.split('\t').filter(|f| !f.is_empty()).collect();
         assert_eq!(fields, ["1", "1"], "a checksum tshark does not accept: {lines}");
