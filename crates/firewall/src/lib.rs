@@ -38,6 +38,7 @@ pub mod scrub;
 pub mod state;
 mod state_index;
 mod stateful;
+mod synproxy;
 pub mod table;
 pub mod timeouts;
 pub mod track;
@@ -223,9 +224,15 @@ pub struct Decision {
     /// The scrub options for a passed packet (the match rules' and the deciding rule's, or its
     /// state's); [`Firewall::filter`] applies them.
     pub scrub: Option<scrub::ScrubOpts>,
-    /// The answer pf sends for a blocked packet (`block return…`), as an IP packet going the
-    /// other way ([`Firewall::filter`] makes it).
+    /// A packet pf sends back toward this packet's sender, as an IP packet: the answer to a
+    /// blocked packet (`block return…`, made by [`Firewall::filter`]), or `synproxy`'s
+    /// SYN+ACK to the client and its ACK to the server.
     pub reply: Option<Vec<u8>>,
+    /// A packet pf sends on in this packet's direction (`synproxy`: the SYN that opens the
+    /// server's side, the ACK that tells the client the server's window).
+    pub ahead: Option<Vec<u8>>,
+    /// pf keeps the packet (it passes but nothing goes on: `synproxy` answers it itself).
+    pub held: bool,
 }
 
 impl Decision {
@@ -248,6 +255,8 @@ impl Decision {
             shift: None,
             scrub: None,
             reply: None,
+            ahead: None,
+            held: false,
         }
     }
 }

@@ -293,6 +293,56 @@ fn icmp6_error(
     ))
 }
 
+/// A TCP segment pf makes itself (pf's `pf_send_tcp`): `synproxy`'s handshakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnSegment {
+    /// The family.
+    pub af: Family,
+    /// Source address (pf's 16 bytes as a key: IPv4 in the top 32 bits).
+    pub src: u128,
+    /// Destination address.
+    pub dst: u128,
+    /// Source port.
+    pub sport: u16,
+    /// Destination port.
+    pub dport: u16,
+    /// Sequence number.
+    pub seq: u32,
+    /// Acknowledgement number.
+    pub ack: u32,
+    /// TCP flags.
+    pub flags: u8,
+    /// Window.
+    pub win: u16,
+    /// An MSS option to carry (0: none).
+    pub mss: u16,
+    /// The IPv4 identification.
+    pub ip_id: u16,
+}
+
+/// The bytes of `s` as pf's `pf_build_tcp` lays them out (IPv4: TOS low-delay, DF, the
+/// default TTL; IPv6: the default hop limit), every checksum filled in.
+pub fn own_segment(s: &OwnSegment) -> Vec<u8> {
+    let mut tcp = vec![0u8; if s.mss != 0 { 24 } else { 20 }];
+    tcp[0..2].copy_from_slice(&s.sport.to_be_bytes());
+    tcp[2..4].copy_from_slice(&s.dport.to_be_bytes());
+    tcp[4..8].copy_from_slice(&s.seq.to_be_bytes());
+    tcp[8..12].copy_from_slice(&s.ack.to_be_bytes());
+    tcp[12] = ((tcp.len() / 4) as u8) << 4;
+    tcp[13] = s.flags;
+    tcp[14..16].copy_from_slice(&s.win.to_be_bytes());
+    if s.mss != 0 {
+        tcp[20..22].copy_from_slice(&[2, 4]);
+        tcp[22..24].copy_from_slice(&s.mss.to_be_bytes());
+    }
+    let (src, dst) = (s.src.to_be_bytes(), s.dst.to_be_bytes());
+    let (n, ttl) = match s.af {
+        Family::Inet => (4, IP_DEFTTL),
+        Family::Inet6 => (16, IP6_DEFHLIM),
+    };
+    build(s.af, &src[..n], &dst[..n], ipproto::TCP, &tcp, &[], 16, ttl, s.ip_id, IpKind::Reset)
+}
+
 /// The source and destination address bytes of an IPv4 or IPv6 packet already parsed.
 fn addrs(ip: &[u8], af: Family) -> (&[u8], &[u8]) {
     match af {

@@ -94,8 +94,12 @@ pub mod tcps {
     pub const FIN_WAIT_2: u8 = 9;
     /// A reset was seen.
     pub const TIME_WAIT: u8 = 10;
+    /// `synproxy state`: pf answers the client's handshake itself (pf's `PF_TCPS_PROXY_SRC`).
+    pub const PROXY_SRC: u8 = 11;
+    /// `synproxy state`: pf opens the server's side (pf's `PF_TCPS_PROXY_DST`).
+    pub const PROXY_DST: u8 = 12;
     /// Names by state.
-    pub const NAMES: [&str; 11] = [
+    pub const NAMES: [&str; 13] = [
         "CLOSED",
         "LISTEN",
         "SYN_SENT",
@@ -107,6 +111,8 @@ pub mod tcps {
         "LAST_ACK",
         "FIN_WAIT_2",
         "TIME_WAIT",
+        "PROXY:SRC",
+        "PROXY:DST",
     ];
 }
 
@@ -138,6 +144,8 @@ pub struct Peer {
     /// What pf adds to this side's sequence numbers on their way (`modulate state`,
     /// `synproxy state`); 0: none.
     pub seqdiff: u32,
+    /// The MSS pf announces for this side while it proxies the handshake (`synproxy`).
+    pub mss: u16,
 }
 
 /// A state's handle in the table.

@@ -110,7 +110,17 @@ impl Firewall {
         };
         if d.keep_state != 0 {
             match self.create_state(pkt, meta, &d, trans) {
-                Ok(id) => d.state = Some(id),
+                Ok(id) => {
+                    d.state = Some(id);
+                    if d.keep_state == ast::state::SYNPROXY
+                        && pkt.proto == ipproto::TCP
+                        && pkt.tcp_flags & (th::SYN | th::ACK) == th::SYN
+                        && meta.dir == Direction::In
+                    {
+                        self.start_synproxy(id, pkt, &mut d);
+                        return d;
+                    }
+                }
                 Err(reason) => {
                     d.action = Verdict::Block;
                     d.reason = reason;
@@ -155,7 +165,7 @@ impl Firewall {
             Err(e) => return Decision::refused(e.reason()),
         };
         let rng = &mut self.rng;
-        if d.action == Verdict::Pass {
+        if d.action == Verdict::Pass && !d.held {
             // Each updates the checksums incrementally: the order does not matter.
             if let Some(sh) = &d.shift {
                 crate::rewrite::apply_shift(bytes, sh);
@@ -167,7 +177,7 @@ impl Firewall {
                 let l4 = Packet::parse(bytes).ok().and_then(|p| scrub::l4_offset(&p));
                 scrub::scrub(bytes, l4, o, &mut || crate::eval::next_random(rng) as u16);
             }
-        } else if d.ret != crate::Return::Drop {
+        } else if d.action == Verdict::Block && d.ret != crate::Return::Drop {
             let opts = crate::reply::ReplyOpts {
                 ip_id: crate::eval::next_random(rng) as u16,
                 link_broadcast: false,
@@ -185,7 +195,12 @@ impl Firewall {
     }
 
     /// The decision for a packet of state `id`.
-    fn state_decision(&self, id: StateId, dir: Direction, result: Result<(), Reason>) -> Decision {
+    pub(crate) fn state_decision(
+        &self,
+        id: StateId,
+        dir: Direction,
+        result: Result<(), Reason>,
+    ) -> Decision {
         let s = self.states.get(id).expect("state just found");
         let mut d = Decision::refused(Reason::Match);
         d.from_state = true;
@@ -234,6 +249,11 @@ impl Firewall {
                 let Some(id) = self.states.find(&key, meta.ifname, meta.dir, now) else {
                     return Lookup::Rules;
                 };
+                if let Some(d) = self.synproxy(id, pkt, &seg, meta) {
+                    let from_src = self.states.get(id).is_some_and(|s| s.direction == meta.dir);
+                    self.count(id, from_src, pkt.len);
+                    return Lookup::Done(d);
+                }
                 let s = self.states.get_mut(id).expect("found");
                 let from_src = s.direction == meta.dir;
                 if seg.flags & (th::SYN | th::ACK) == th::SYN

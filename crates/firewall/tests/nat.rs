@@ -280,7 +280,10 @@ fn render(d: &Decision, out: &[u8]) -> String {
     if let Some(id) = d.state {
         write!(s, " state {}", id.0).unwrap();
     }
-    if d.action == Verdict::Pass {
+    if d.held {
+        write!(s, " held ({})", d.reason.name()).unwrap();
+    }
+    if d.action == Verdict::Pass && !d.held {
         write!(
             s,
             " | {}{} sum {}",
@@ -294,6 +297,16 @@ fn render(d: &Decision, out: &[u8]) -> String {
         write!(
             s,
             " | reply {}{} sum {}",
+            describe(r),
+            ip_fields(r),
+            if sums_ok(r) { "ok" } else { "BAD" }
+        )
+        .unwrap();
+    }
+    if let Some(r) = &d.ahead {
+        write!(
+            s,
+            " | ahead {}{} sum {}",
             describe(r),
             ip_fields(r),
             if sums_ok(r) { "ok" } else { "BAD" }
@@ -422,8 +435,16 @@ fn run_case(path: &Path) -> String {
         out.push_str("> ");
         out.push_str(&render(&dec, &bytes));
         out.push('\n');
-        if dec.action == Verdict::Pass {
+        // What leaves, in order: the packet, pf's answer back, pf's packet ahead.
+        if dec.action == Verdict::Pass && !dec.held {
             sent.push((bytes, d, ifname.clone()));
+        }
+        let back = if d == Direction::In { Direction::Out } else { Direction::In };
+        if let Some(r) = dec.reply {
+            sent.push((r, back, ifname.clone()));
+        }
+        if let Some(a) = dec.ahead {
+            sent.push((a, d, ifname.clone()));
         }
     }
     out
@@ -452,8 +473,10 @@ fn reply_to(p: &[u8], tcp_flags: Option<u8>) -> Vec<u8> {
                 if p[hl + 13] & 0x03 != 0 {
                     end = end.wrapping_add(1);
                 }
+                // A SYN starts its own numbering (at 5000); other segments follow `p`'s ack.
                 let (s, f) = match tcp_flags {
-                    Some(f) => (ack, f),
+                    Some(f) if f & 0x02 == 0 => (ack, f),
+                    Some(f) => (5000, f),
                     None => (5000, 0x12),
                 };
                 r[hl + 4..hl + 8].copy_from_slice(&s.to_be_bytes());
