@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod eval;
+pub mod fragment;
 pub mod frame;
 pub mod packet;
 pub mod pflog;
