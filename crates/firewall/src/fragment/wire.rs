@@ -217,13 +217,13 @@ fn parse6(ip: &[u8]) -> Parsed<'_> {
 }
 
 /// The reassembled IPv4 datagram's header, rewritten in place at the front of `out` (whose
-/// first `hlen` bytes are the first fragment's header): total length, only DF kept in the
-/// flags and offset (pf clears the rest, `pf_normalize_ip`'s `no_fragment`), header checksum.
+/// first `hlen` bytes are the first fragment's header): total length, flags and offset
+/// cleared, header checksum. pf keeps only DF (`pf_normalize_ip`'s `no_fragment`), but DF never
+/// survives to here: a fragment with DF is dropped, or has it cleared by `no-df`.
 pub(super) fn finish4(out: &mut [u8], hlen: usize) {
     let total = out.len() as u16;
     out[2..4].copy_from_slice(&total.to_be_bytes());
-    let offw = be16(out, 6) & IP_DF;
-    out[6..8].copy_from_slice(&offw.to_be_bytes());
+    out[6..8].copy_from_slice(&[0, 0]);
     out[10..12].copy_from_slice(&[0, 0]);
     let sum = sift_wire::checksum::internet(&out[..hlen]);
     out[10..12].copy_from_slice(&sum.to_be_bytes());
