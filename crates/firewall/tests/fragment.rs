@@ -174,7 +174,9 @@ fn run_case(text: &str) -> String {
                 now = num(&w, "at", now);
                 match kind {
                     "expire" => (format!("freed {}", ra.expire(now)), None),
-                    "stats" => (format!("fragments={} queues={}", ra.fragments(), ra.queues()), None),
+                    "stats" => {
+                        (format!("fragments={} queues={}", ra.fragments(), ra.queues()), None)
+                    }
                     "raw" => {
                         let hex = input.split_whitespace().nth(1).unwrap_or("");
                         let bytes: Vec<u8> = (0..hex.len() / 2)
@@ -206,7 +208,15 @@ fn run_case(text: &str) -> String {
                                     &data,
                                 )
                             } else {
-                                v6(id, off, mf, num(&w, "nh", 17u8), num(&w, "hop", 0u8) != 0, src, &data)
+                                v6(
+                                    id,
+                                    off,
+                                    mf,
+                                    num(&w, "nh", 17u8),
+                                    num(&w, "hop", 0u8) != 0,
+                                    src,
+                                    &data,
+                                )
                             };
                             last = outcome(&ra.push(&pkt, now));
                             *seen.entry(last.0.clone()).or_default() += 1;
@@ -214,7 +224,8 @@ fn run_case(text: &str) -> String {
                         if lo == hi {
                             last
                         } else {
-                            let s: Vec<String> = seen.iter().map(|(k, n)| format!("{k} x{n}")).collect();
+                            let s: Vec<String> =
+                                seen.iter().map(|(k, n)| format!("{k} x{n}")).collect();
                             (s.join(", "), None)
                         }
                     }
@@ -272,7 +283,10 @@ fn refragment6_cuts_as_received() {
         cut(&data, 1232).iter().map(|&(off, mf, c)| v6(77, off, mf, 17, true, 1, c)).collect();
     assert_eq!(frags, again);
     // Fewer than 8 octets per fragment: pf drops.
-    assert_eq!(refragment6(&d.bytes, &sift_firewall::fragment::Refrag { maxlen: 7, ..rf }), Err(Reason::Fragment));
+    assert_eq!(
+        refragment6(&d.bytes, &sift_firewall::fragment::Refrag { maxlen: 7, ..rf }),
+        Err(Reason::Fragment)
+    );
 }
 
 proptest! {

@@ -119,10 +119,7 @@ fn parse4(ip: &[u8], no_df: bool) -> Parsed<'_> {
     let mut addrs = [0u8; 32];
     addrs[..4].copy_from_slice(&ip[12..16]);
     addrs[16..20].copy_from_slice(&ip[16..20]);
-    let key = Key {
-        node: NodeKey { af_proto: [4, ip[9]], addrs },
-        id: u32::from(be16(ip, 4)),
-    };
+    let key = Key { node: NodeKey { af_proto: [4, ip[9]], addrs }, id: u32::from(be16(ip, 4)) };
     let data = &ip[hlen..total];
     Parsed::Fragment(
         Family::Inet,
@@ -199,7 +196,12 @@ fn parse6(ip: &[u8]) -> Parsed<'_> {
     addrs.copy_from_slice(&ip[8..40]);
     let key = Key {
         node: NodeKey { af_proto: [6, 0], addrs },
-        id: u32::from_be_bytes([ip[fragoff + 4], ip[fragoff + 5], ip[fragoff + 6], ip[fragoff + 7]]),
+        id: u32::from_be_bytes([
+            ip[fragoff + 4],
+            ip[fragoff + 5],
+            ip[fragoff + 6],
+            ip[fragoff + 7],
+        ]),
     };
     let data = &ip[hdrlen..end];
     Parsed::Fragment(
