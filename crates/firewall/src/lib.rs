@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod eval;
+pub mod fragment;
 pub mod frame;
 mod nat;
 pub mod packet;
