@@ -263,9 +263,10 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
             _ => (cap_if, recorded.unwrap_or(Direction::In)),
         };
         let infer = args.in_if.is_none() && args.out_if.is_none() && recorded.is_none();
-        // The frame as it leaves (pf may rewrite it), and the answer a `block return` sends.
-        let mut rewritten: Option<Vec<u8>> = None;
-        let mut answer: Option<Vec<u8>> = None;
+        // The frames that leave in the packet's place (`None`: the frame as it came), and the
+        // packets pf makes: answers back toward the sender, packets ahead (synproxy).
+        let mut leaving: Option<Vec<Vec<u8>>> = None;
+        let mut made: Vec<Vec<u8>> = Vec::new();
         let (pass, line) = match frame::ip_of(link.number(), pkt.data) {
             Frame::Other => {
                 nother += 1;
@@ -281,15 +282,21 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
                 };
                 let mut meta = Meta::new(&ifname, dir);
                 meta.now = now;
-                // pf's packet path on a copy of the frame: what leaves is what pf sends on.
+                // pf's whole path (reassembly, normalization, state or rules, rewriting): what
+                // leaves is what pf sends on, each packet behind the frame's link header.
                 let at = ip.as_ptr() as usize - pkt.data.as_ptr() as usize;
-                let mut frame = pkt.data.to_vec();
-                let d = fw.filter(&mut frame[at..at + ip.len()], &meta);
-                if frame != pkt.data {
-                    rewritten = Some(frame);
+                let header = &pkt.data[..at];
+                let processed = fw.process(ip, &meta);
+                let d = processed.decision;
+                if !(processed.out.len() == 1 && processed.out[0] == ip) {
+                    let frames = processed.out.iter().map(|o| [header, o].concat()).collect();
+                    leaving = Some(frames);
                 }
                 if let Some(r) = &d.reply {
-                    answer = Some(frame::answer_frame(link.number(), &pkt.data[..at], r));
+                    made.push(frame::answer_frame(link.number(), header, r));
+                }
+                if let Some(a) = &d.ahead {
+                    made.push([header, a].concat());
                 }
                 let by = if d.from_state {
                     nstate += 1;
@@ -306,7 +313,8 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
                 let pass = d.action == Verdict::Pass;
                 let v = if pass { "pass" } else { "block" };
-                (pass, format!("{n} {v} {by} {}\n", d.reason.name()))
+                let held = if d.held { " held" } else { "" };
+                (pass, format!("{n} {v} {by} {}{held}\n", d.reason.name()))
             }
         };
         if pass {
@@ -314,15 +322,30 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
         } else {
             nblock += 1;
         }
-        let w = if pass { passed.as_mut() } else { blocked.as_mut() };
-        if let Some(w) = w {
-            let data = if pass { rewritten.as_deref().unwrap_or(pkt.data) } else { pkt.data };
-            let len = if data.len() == pkt.data.len() { pkt.wire_len } else { data.len() as u32 };
-            w.write(pkt.timestamp, len, data)?;
+        match (pass, &leaving) {
+            (true, Some(frames)) => {
+                if let Some(w) = passed.as_mut() {
+                    for f in frames {
+                        w.write(pkt.timestamp, f.len() as u32, f)?;
+                    }
+                }
+            }
+            (true, None) => {
+                if let Some(w) = passed.as_mut() {
+                    w.write(pkt.timestamp, pkt.wire_len, pkt.data)?;
+                }
+            }
+            (false, _) => {
+                if let Some(w) = blocked.as_mut() {
+                    w.write(pkt.timestamp, pkt.wire_len, pkt.data)?;
+                }
+            }
         }
-        // pf's answer goes out at the same time, among the packets pf sends.
-        if let (Some(a), Some(w)) = (&answer, passed.as_mut()) {
-            w.write(pkt.timestamp, a.len() as u32, a)?;
+        // pf's own packets go out at the same time, among the packets pf sends.
+        if let Some(w) = passed.as_mut() {
+            for f in &made {
+                w.write(pkt.timestamp, f.len() as u32, f)?;
+            }
         }
         if args.verdicts {
             text_out.push_str(&line);

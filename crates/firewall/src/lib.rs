@@ -55,6 +55,7 @@ pub use eval::{ANCHOR_STACK_MAX, icmp_kind};
 pub use packet::{Direction, Family, Meta, Packet, PacketError};
 pub use rules::{resolve_anchor, skip};
 pub use state::{State, StateId, StateKey, StateTable};
+pub use stateful::Processed;
 pub use table::{Prefix, Table, TableError};
 pub use timeouts::{Settings, SettingsError};
 
@@ -359,6 +360,8 @@ pub struct Firewall {
     sticky: HashMap<(RuleId, nat::Side, u128), u128>,
     /// The secret of the initial sequence numbers `modulate state` gives (RFC 6528's key).
     iss_key: (u64, u64),
+    /// Fragments waiting for their datagram (`set reassemble yes`).
+    frags: fragment::Reassembler,
 }
 
 impl Firewall {
@@ -379,6 +382,7 @@ impl Firewall {
             cursors: HashMap::new(),
             sticky: HashMap::new(),
             iss_key: random_key(),
+            frags: fragment::Reassembler::new(fragment::FragLimits::default()),
         };
         fw.env.routes = vec![
             Route {

@@ -20,6 +20,16 @@ use crate::{Decision, Firewall, Prefix, Reason, RuleId, Verdict, icmp_kind};
 /// pf's `log (all)` bit as sift-pf records it: log every packet of the rule's states.
 const LOG_ALL: u8 = 2;
 
+/// What pf sends on for one packet that arrived ([`Firewall::process`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Processed {
+    /// The decision (for the fragment that completed a datagram: the datagram's).
+    pub decision: Decision,
+    /// The packets that go on, in order, each from its IP header: none when blocked, held by
+    /// `synproxy` or waiting for the rest of its datagram.
+    pub out: Vec<Vec<u8>>,
+}
+
 /// How a packet fared against the state table.
 #[allow(clippy::large_enum_variant)] // once per packet, by value: boxing would allocate
 enum Lookup {
@@ -43,7 +53,64 @@ impl Firewall {
     /// Sets the state options (`set timeout`, `set limit`, `set state-policy`; see
     /// [`Settings::from_pfctl_verbose`]).
     pub fn set_settings(&mut self, settings: Settings) {
+        let limits = crate::fragment::FragLimits {
+            frags: settings.frag_limit as usize,
+            timeout_secs: settings.timeouts[tm::FRAG],
+        };
+        self.frags = crate::fragment::Reassembler::new(limits).with_no_df(settings.reassemble.1);
         self.states.settings = settings;
+    }
+
+    /// The fragments waiting for their datagrams.
+    pub fn reassembler(&self) -> &crate::fragment::Reassembler {
+        &self.frags
+    }
+
+    /// pf's whole path for one packet that arrived (`ip`: an IPv4 or IPv6 packet from its IP
+    /// header on): reassembly first (`set reassemble yes`, pf's default: a fragment waits for
+    /// its datagram, which is then judged whole), then [`Firewall::filter`]; the packets that
+    /// go on are the packet as pf sends it, or the datagram it completed (IPv4), or that
+    /// datagram cut again as it arrived (IPv6, pf's `pf_refragment6`).
+    pub fn process(&mut self, ip: &[u8], meta: &Meta<'_>) -> Processed {
+        use crate::fragment::Reassembly;
+        self.frags.expire(meta.now);
+        let mut refrag = None;
+        let mut bytes = if self.states.settings.reassemble.0 {
+            match self.frags.push(ip, meta.now) {
+                Reassembly::NotFragment => ip.to_vec(),
+                Reassembly::Held => {
+                    // pf keeps the fragment: it passes, and nothing goes on yet.
+                    let mut d = Decision::refused(Reason::Match);
+                    d.action = Verdict::Pass;
+                    d.held = true;
+                    return Processed { decision: d, out: Vec::new() };
+                }
+                Reassembly::Complete(r) => {
+                    refrag = r.refrag;
+                    r.bytes
+                }
+                Reassembly::Dropped(reason) => {
+                    return Processed { decision: Decision::refused(reason), out: Vec::new() };
+                }
+            }
+        } else {
+            ip.to_vec()
+        };
+        let mut d = self.filter(&mut bytes, meta);
+        let mut out = Vec::new();
+        if d.action == Verdict::Pass && !d.held {
+            match refrag {
+                Some(r) => match crate::fragment::refragment6(&bytes, &r) {
+                    Ok(parts) => out = parts,
+                    Err(reason) => {
+                        d.action = Verdict::Block;
+                        d.reason = reason;
+                    }
+                },
+                None => out.push(bytes),
+            }
+        }
+        Processed { decision: d, out }
     }
 
     /// The direction of a packet from a capture that does not record one: out if it answers a

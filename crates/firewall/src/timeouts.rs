@@ -83,6 +83,12 @@ pub const DEFAULT_TIMEOUTS: [u32; tm::COUNT] = [
 pub const DEFAULT_STATE_LIMIT: u32 = 100_000;
 /// pf's default `set limit src-nodes` (`PFSNODE_HIWAT`).
 pub const DEFAULT_SRC_NODE_LIMIT: u32 = 10_000;
+/// pf's default `set limit frags` (`PFFRAG_FRENT_HIWAT`, as `pfctl -sm` shows it).
+pub const DEFAULT_FRAG_LIMIT: u32 = 65_536;
+/// pf's default `set limit tables` (`PFR_KTABLE_HIWAT`).
+pub const DEFAULT_TABLE_LIMIT: u32 = 1_000;
+/// pf's default `set limit table-entries` (`PFR_KENTRY_HIWAT`).
+pub const DEFAULT_TABLE_ENTRY_LIMIT: u32 = 200_000;
 
 /// Why a `set` line could not be applied.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -105,8 +111,9 @@ pub enum SettingsError {
     },
 }
 
-/// The rule set's global options that concern states (`set timeout`, `set limit states`,
-/// `set limit src-nodes`, `set state-policy`).
+/// The rule set's global options that concern states and resources (`set timeout`,
+/// `set limit states|src-nodes|frags|tables|table-entries`, `set state-policy`,
+/// `set reassemble`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// Timeouts by [`tm`] index.
@@ -117,6 +124,14 @@ pub struct Settings {
     pub src_node_limit: u32,
     /// `set state-policy if-bound` (default floating).
     pub if_bound: bool,
+    /// `set limit frags`: fragments held for reassembly.
+    pub frag_limit: u32,
+    /// `set limit tables`.
+    pub table_limit: u32,
+    /// `set limit table-entries`: entries of all tables together.
+    pub table_entry_limit: u32,
+    /// `set reassemble yes|no [no-df]`: (reassemble, clear DF on fragments).
+    pub reassemble: (bool, bool),
     /// Whether `adaptive.start`/`adaptive.end` were set (otherwise they follow the state
     /// limit, 60% and 120%, as pfctl sets them with `set limit states`).
     adaptive_set: bool,
@@ -129,6 +144,10 @@ impl Default for Settings {
             state_limit: DEFAULT_STATE_LIMIT,
             src_node_limit: DEFAULT_SRC_NODE_LIMIT,
             if_bound: false,
+            frag_limit: DEFAULT_FRAG_LIMIT,
+            table_limit: DEFAULT_TABLE_LIMIT,
+            table_entry_limit: DEFAULT_TABLE_ENTRY_LIMIT,
+            reassemble: (true, false),
             adaptive_set: false,
         }
     }
@@ -177,6 +196,12 @@ impl Settings {
                 }
                 ["set", "limit", "states", n] => s.set_state_limit(number(n)?),
                 ["set", "limit", "src-nodes", n] => s.src_node_limit = number(n)?,
+                ["set", "limit", "frags", n] => s.frag_limit = number(n)?,
+                ["set", "limit", "tables", n] => s.table_limit = number(n)?,
+                ["set", "limit", "table-entries", n] => s.table_entry_limit = number(n)?,
+                ["set", "reassemble", yes, rest @ ..] => {
+                    s.reassemble = (*yes == "yes", rest.contains(&"no-df"));
+                }
                 ["set", "state-policy", p] => s.if_bound = *p == "if-bound",
                 _ => {}
             }

@@ -154,7 +154,7 @@ pub fn refragment6(datagram: &[u8], refrag: &Refrag) -> Result<Vec<Vec<u8>>, Rea
 }
 
 /// A queue slot: the queue, its key, its node, its place in the recency list.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Slot {
     queue: Queue,
     key: Option<Key>,
@@ -170,7 +170,7 @@ struct Slot {
 }
 
 /// A node (`pf_frnode`): the queues of one (family, protocol, source, destination).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Node {
     key: Option<NodeKey>,
     /// Queues in the node (`fn_fragments`).
@@ -180,7 +180,7 @@ struct Node {
 }
 
 /// pf's fragment reassembly state: the queues, bounded by [`FragLimits`].
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Reassembler {
     limits: FragLimits,
     no_df: bool,

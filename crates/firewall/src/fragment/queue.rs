@@ -53,7 +53,7 @@ pub(super) enum Insert {
 }
 
 /// A reassembly queue (pf's `pf_fragment` with its entries).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Queue {
     /// Entries in offset order, never overlapping.
     pub entries: Vec<Entry>,
