@@ -224,6 +224,7 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut fw = Firewall::new(&out.ruleset, host.as_ref())?;
     fw.set_settings(Settings::from_pfctl_verbose(&out.stdout)?);
+    fw.check_limits()?;
     let mut reader = sift_pcap::open(std::path::Path::new(&args.capture))
         .with_context(|| format!("cannot read {}", args.capture))?;
     let mut passed = None;

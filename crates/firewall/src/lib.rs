@@ -322,6 +322,17 @@ pub enum FirewallError {
         /// The anchor name as written.
         name: String,
     },
+    /// The rule set's tables need more than `set limit tables` or `set limit table-entries`
+    /// allows (pfctl: "Cannot allocate memory").
+    #[error("set limit {what} {limit}: the rule set needs {need}")]
+    Limit {
+        /// `tables` or `table-entries`.
+        what: &'static str,
+        /// The limit.
+        limit: u32,
+        /// What the rule set needs.
+        need: usize,
+    },
     /// A rule set read for anchor `wanted` was read for another.
     #[error("the rule set was read for anchor {got:?}, not {wanted:?}")]
     WrongAnchor {

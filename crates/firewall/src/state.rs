@@ -637,6 +637,17 @@ impl StateTable {
         Ok(key)
     }
 
+    /// Removes source node `key` if no state holds it (a state that could not be created).
+    pub(crate) fn drop_unused_src_node(&mut self, key: SrcKey) {
+        if self.src_nodes.get(&key).is_some_and(|n| n.states == 0) {
+            self.src_nodes.remove(&key);
+            if let Some(&i) = self.limit_index.get(&key.rule) {
+                let l = &mut self.limits[i as usize];
+                l.src_nodes = l.src_nodes.saturating_sub(1);
+            }
+        }
+    }
+
     /// Counts a new state on its source node.
     pub(crate) fn attach_src_node(&mut self, key: SrcKey) {
         if let Some(n) = self.src_nodes.get_mut(&key) {

@@ -61,6 +61,33 @@ impl Firewall {
         self.states.settings = settings;
     }
 
+    /// Whether the tables fit `set limit tables` and `set limit table-entries` (as pfctl
+    /// refuses a rule set whose tables do not).
+    pub fn check_limits(&self) -> Result<(), crate::FirewallError> {
+        let s = &self.states.settings;
+        if self.tables.len() > s.table_limit as usize {
+            return Err(crate::FirewallError::Limit {
+                what: "tables",
+                limit: s.table_limit,
+                need: self.tables.len(),
+            });
+        }
+        let entries = self.table_entries();
+        if entries > s.table_entry_limit as usize {
+            return Err(crate::FirewallError::Limit {
+                what: "table-entries",
+                limit: s.table_entry_limit,
+                need: entries,
+            });
+        }
+        Ok(())
+    }
+
+    /// The entries of all tables together.
+    fn table_entries(&self) -> usize {
+        self.tables.iter().map(crate::Table::len).sum()
+    }
+
     /// The fragments waiting for their datagrams.
     pub fn reassembler(&self) -> &crate::fragment::Reassembler {
         &self.frags
@@ -358,7 +385,12 @@ impl Firewall {
                             let ip = crate::packet::Packet { af: over.af, src: over.addr, ..*pkt }
                                 .src_addr();
                             let t = self.table_slot(&over.table);
-                            if let Some(p) = Prefix::new(ip, full, false) {
+                            // An overload address is not added past `set limit table-entries`.
+                            let room = self.table_entries()
+                                < self.states.settings.table_entry_limit as usize;
+                            if let Some(p) = Prefix::new(ip, full, false)
+                                && room
+                            {
                                 self.tables[t].add(p);
                             }
                             if over.flush != 0 {
@@ -467,9 +499,6 @@ impl Firewall {
         if l.max_states != 0 && l.states >= l.max_states {
             return Err(Reason::StateLimit);
         }
-        if self.states.len() >= settings_limit as usize {
-            return Err(Reason::Memory);
-        }
         let flag = rule.map_or(0, |r| r.rule_flag);
         let if_bound = if flag & ast::flag::IFBOUND != 0 {
             true
@@ -512,6 +541,14 @@ impl Firewall {
         } else {
             None
         };
+        // pf_create_state's order: the rule's `max`, the source node, then the state pool
+        // (`set limit states`), whose failure frees a source node no state holds.
+        if self.states.len() >= settings_limit as usize {
+            if let Some(k) = src_node {
+                self.states.drop_unused_src_node(k);
+            }
+            return Err(Reason::Memory);
+        }
         let mut s = State {
             key: keys,
             pool_addr,

@@ -669,3 +669,56 @@ fn fragments_are_reassembled_translated_and_cut_again() {
     assert!(sums_ok(&rebuilt), "the translated datagram's UDP checksum holds");
     assert_eq!(rebuilt[48..], whole6[48..]);
 }
+
+/// Past `set limit states` new flows are dropped with pf's `memory` reason while the
+/// existing ones go on; past `set limit src-nodes` with `src-limit`; a rule set whose tables
+/// need more than `set limit table-entries` is refused.
+#[test]
+fn limits_drop_new_flows_and_keep_existing_ones() {
+    let host = FixtureHost::openbsd(".");
+    // Adaptive timeouts off: at 2 of 2 states they would expire the states at once.
+    let rules = "set limit { states 2, src-nodes 1 }\n\
+                 set timeout { adaptive.start 0, adaptive.end 0 }\n\
+                 pass out on em0 proto udp from 10.0.0.0/8 keep state\n\
+                 pass out on em0 proto tcp from 10.0.0.0/8 keep state (source-track)\n";
+    let rs = parse("pf.conf", rules, &Options::default(), &host).unwrap();
+    let mut fw = Firewall::new(&rs, &host).unwrap();
+    let text =
+        sift_pf::pfctl("pf.conf", rules, &Options { verbose: true, ..Options::default() }, &host);
+    fw.set_settings(sift_firewall::Settings::from_pfctl_verbose(&text.stdout).unwrap());
+    let out = Meta::new("em0", Direction::Out);
+    let flow = |proto: &str, src: &str| Spec {
+        proto: proto.into(),
+        src: addr_port(src),
+        dst: addr_port("198.51.100.7:53"),
+        flags: if proto == "tcp" { 0x02 } else { 0 },
+        id: 0,
+        echo_reply: false,
+        len: 0,
+    };
+    let mut first = build(&flow("udp", "10.0.0.1:1000"));
+    assert_eq!(fw.process(&first, &out).decision.action, Verdict::Pass);
+    // A tracked source takes the only source node.
+    let d = fw.process(&build(&flow("tcp", "10.0.0.2:1000")), &out).decision;
+    assert_eq!(d.action, Verdict::Pass, "{d:?}");
+    let d = fw.process(&build(&flow("tcp", "10.0.0.3:1000")), &out).decision;
+    assert_eq!((d.action, d.reason.name()), (Verdict::Block, "src-limit"));
+    // Two states: the next flow finds no room.
+    let d = fw.process(&build(&flow("udp", "10.0.0.4:1000")), &out).decision;
+    assert_eq!((d.action, d.reason.name()), (Verdict::Block, "memory"));
+    // The first flow goes on, both ways.
+    let d = fw.process(&first, &out).decision;
+    assert!(d.from_state && d.action == Verdict::Pass);
+    first = reply_to(&first, None);
+    let d = fw.process(&first, &Meta::new("em0", Direction::In)).decision;
+    assert!(d.from_state && d.action == Verdict::Pass, "{d:?}");
+
+    let big =
+        "set limit table-entries 2\ntable <t> { 10.0.0.1, 10.0.0.2, 10.0.0.3 }\npass from <t>\n";
+    let text =
+        sift_pf::pfctl("pf.conf", big, &Options { verbose: true, ..Options::default() }, &host);
+    let mut fw = Firewall::new(&text.ruleset, &host).unwrap();
+    fw.set_settings(sift_firewall::Settings::from_pfctl_verbose(&text.stdout).unwrap());
+    let e = fw.check_limits().unwrap_err();
+    assert_eq!(e.to_string(), "set limit table-entries 2: the rule set needs 3");
+}
