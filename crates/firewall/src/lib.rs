@@ -26,6 +26,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod afto;
 mod eval;
 pub mod fragment;
 pub mod frame;

@@ -17,6 +17,8 @@
 
 use sift_pf::addr::AddrKind;
 use sift_pf::ast::{self, PoolType};
+
+use crate::afto;
 use sift_wire::ipproto;
 
 use crate::eval::next_random;
@@ -91,6 +93,48 @@ pub(crate) struct Trans {
     pub sport: u16,
     pub dst: u128,
     pub dport: u16,
+    /// The family after translation (`af-to` changes it).
+    pub af: Family,
+}
+
+/// What the key a translation would make looks like, apart from its source address and port
+/// (the candidates `pf_get_sport` tries).
+struct Far<'a> {
+    /// The key's family and protocol (`af-to`: the new ones).
+    af: Family,
+    proto: u8,
+    rdomain: i32,
+    /// How the key is oriented (`af-to`: as the translated packet goes, the other way).
+    dir: Direction,
+    /// The direction of the packet that creates the state.
+    lookup: Direction,
+    /// The new destination for a candidate source address (`af-to` embeds it in the pool's
+    /// prefix).
+    dst_of: &'a dyn Fn(u128) -> u128,
+    dport: u16,
+    /// ICMP: the id is both ports.
+    icmp: bool,
+    now: u64,
+    /// The ports to try (`None`: keep the port, no search: ICMP that is not an echo).
+    ports: Option<(u16, u16)>,
+    /// The port (or id) the packet had.
+    sport: u16,
+    /// The source address pools hash or mask.
+    saddr: u128,
+}
+
+/// The ports `pf_get_sport` tries for `pkt` whose new key is in family `af`: the pool's range
+/// for TCP and UDP, any id for an ICMP echo request, the port kept otherwise.
+fn port_range(pkt: &Packet<'_>, af: Family, pool: [u16; 2]) -> Option<(u16, u16)> {
+    match pkt.proto {
+        ipproto::ICMP | ipproto::ICMPV6 => {
+            let echo = if pkt.af == Family::Inet { 8 } else { 128 };
+            let _ = af;
+            (pkt.icmp_type == echo).then_some((1, 65535))
+        }
+        ipproto::TCP | ipproto::UDP => Some((pool[0], pool[1])),
+        _ => Some((0, 0)),
+    }
 }
 
 /// The bits of an address of family `af` (IPv4: the top 32).
@@ -150,7 +194,8 @@ impl Firewall {
         ports: (u16, u16),
         d: &Decision,
     ) -> Result<Option<(Trans, RuleId)>, Reason> {
-        let mut t = Trans { src: pkt.src, sport: ports.0, dst: pkt.dst, dport: ports.1 };
+        let mut t =
+            Trans { src: pkt.src, sport: ports.0, dst: pkt.dst, dport: ports.1, af: pkt.af };
         let mut by = None;
         for id in d.matches.iter().copied().chain(d.rule) {
             let Some(pools) = self.sets.get(id.ruleset).and_then(|s| s.pools.get(id.nr as usize))
@@ -161,8 +206,29 @@ impl Firewall {
             if nat.is_none() && rdr.is_none() {
                 continue;
             }
+            let rule = &self.sets[id.ruleset].source[id.nr as usize];
+            if rule.rule_flag & ast::flag::AFTO != 0 {
+                let Some(p) = nat else { return Err(Reason::Translate) };
+                t = self.transaddr_af(pkt, meta, &t, id, &p, rdr.as_ref())?;
+                by = Some(id);
+                continue;
+            }
             if let Some(p) = nat {
-                let (a, port) = self.get_sport(pkt, meta, &t, id, &p)?;
+                let far = Far {
+                    af: pkt.af,
+                    proto: pkt.proto,
+                    rdomain: meta.rdomain,
+                    dir: meta.dir,
+                    lookup: meta.dir,
+                    dst_of: &|_| t.dst,
+                    dport: t.dport,
+                    icmp: matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6),
+                    now: meta.now,
+                    ports: port_range(pkt, pkt.af, p.ports),
+                    sport: t.sport,
+                    saddr: t.src,
+                };
+                let (a, port) = self.get_sport(&far, id, &p)?;
                 t.src = a;
                 t.sport = port;
                 if matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6) {
@@ -202,46 +268,26 @@ impl Firewall {
 
     /// pf's `pf_get_sport`: the source address from the pool and a port that makes a key no
     /// state holds.
-    fn get_sport(
-        &mut self,
-        pkt: &Packet<'_>,
-        meta: &Meta<'_>,
-        t: &Trans,
-        id: RuleId,
-        p: &Pool,
-    ) -> Result<(u128, u16), Reason> {
-        let af = pkt.af;
+    fn get_sport(&mut self, far: &Far<'_>, id: RuleId, p: &Pool) -> Result<(u128, u16), Reason> {
+        let af = far.af;
         let mut init = None;
-        let mut naddr = self.map_addr(af, id, Side::Nat, p, t.src, Some(&mut init))?;
-        let (mut low, mut high) = (p.ports[0], p.ports[1]);
-        match pkt.proto {
-            ipproto::ICMP | ipproto::ICMPV6 => {
-                let echo = if af == Family::Inet { 8 } else { 128 };
-                if pkt.icmp_type != echo {
-                    // Other ICMP is not given a new id.
-                    return Ok((naddr, t.sport));
-                }
-                (low, high) = (1, 65535);
-            }
-            ipproto::TCP | ipproto::UDP => {}
-            _ => (low, high) = (0, 0),
-        }
+        let mut naddr = self.map_addr(af, id, Side::Nat, p, far.saddr, Some(&mut init))?;
+        let (low, high) = match far.ports {
+            Some(range) => range,
+            // Other ICMP is not given a new id.
+            None => return Ok((naddr, far.sport)),
+        };
         // A candidate is free when no state holds the key it would make on the far side.
-        let now = meta.now;
         let free = |fw: &Firewall, naddr: u128, port: u16| {
-            let ports = if matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6) {
-                (port, port)
-            } else {
-                (port, t.dport)
-            };
-            let key =
-                StateKey::oriented(af, pkt.proto, meta.rdomain, (naddr, t.dst), ports, meta.dir);
-            !fw.states.key_in_use(&key, opposite(meta.dir), now)
+            let ports = if far.icmp { (port, port) } else { (port, far.dport) };
+            let dst = (far.dst_of)(naddr);
+            let key = StateKey::oriented(af, far.proto, far.rdomain, (naddr, dst), ports, far.dir);
+            !fw.states.key_in_use(&key, opposite(far.lookup), far.now)
         };
         loop {
             if low == 0 && high == 0 {
-                if free(self, naddr, t.sport) {
-                    return Ok((naddr, t.sport));
+                if free(self, naddr, far.sport) {
+                    return Ok((naddr, far.sport));
                 }
             } else if low == high {
                 if free(self, naddr, low) {
@@ -261,7 +307,7 @@ impl Firewall {
             // Out of ports on this address: pools that move on try the next one.
             match p.ty {
                 PoolType::Random | PoolType::RoundRobin | PoolType::LeastStates => {
-                    naddr = self.map_addr(af, id, Side::Nat, p, t.src, Some(&mut init))?;
+                    naddr = self.map_addr(af, id, Side::Nat, p, far.saddr, Some(&mut init))?;
                     if Some(naddr) == init {
                         return Err(Reason::Translate);
                     }
@@ -457,17 +503,110 @@ pub(crate) fn opposite(d: Direction) -> Direction {
 /// The keys (wire, stack) of a state whose creating packet going `dir` had key `orig` and is
 /// translated to `t` (pf's `pf_state_key_setup`: the wire key is what the packet looks like
 /// on the interface, the stack key what the host sees).
+///
+/// With `af-to` the stack key is in the new family, for ICMP the other ICMP, and oriented the
+/// other way (pf builds it reversed: the translated packet leaves as a new one).
 pub(crate) fn state_keys(orig: StateKey, t: &Trans, dir: Direction) -> [StateKey; 2] {
+    let afto = t.af != orig.af;
     let moved = StateKey::oriented(
-        orig.af,
-        orig.proto,
+        t.af,
+        if afto { afto::other_proto(orig.proto) } else { orig.proto },
         orig.rdomain,
         (t.src, t.dst),
         (t.sport, t.dport),
-        dir,
+        if afto { opposite(dir) } else { dir },
     );
     match dir {
         Direction::In => [orig, moved],
         Direction::Out => [moved, orig],
+    }
+}
+
+impl Firewall {
+    /// pf's `pf_get_transaddr_af` for `af-to` rule `id`: the source from the `from` pool and a
+    /// free port in the new family; the destination from the `to` pool, or the IPv4 address
+    /// embedded in the IPv6 destination (NAT64: after the rule's destination prefix, /96 when
+    /// shorter than /32), or the IPv4 destination embedded in the `from` pool's prefix
+    /// (NAT46: at most /96), as RFC 6052 lays them out.
+    fn transaddr_af(
+        &mut self,
+        pkt: &Packet<'_>,
+        meta: &Meta<'_>,
+        t: &Trans,
+        id: RuleId,
+        nat: &Pool,
+        rdr: Option<&Pool>,
+    ) -> Result<Trans, Reason> {
+        let r = &self.sets[id.ruleset].source[id.nr as usize];
+        let naf = match r.naf {
+            sift_pf::addr::Af::Inet => Family::Inet,
+            sift_pf::addr::Af::Inet6 => Family::Inet6,
+            sift_pf::addr::Af::Any => return Err(Reason::Translate),
+        };
+        let bits = |m: &[u8; 16], af: Family| {
+            let n = sift_pf::addr::unmask(m);
+            if af == Family::Inet { n.min(32) } else { n }
+        };
+        let dst_mask = match &r.dst.addr {
+            sift_pf::addr::AddrKind::Mask { mask, .. } => bits(mask, pkt.af),
+            _ => 0,
+        };
+        let nat_mask = match nat.addr {
+            PoolAddr::Net { mask, .. } => bits(&mask.to_be_bytes(), naf),
+            _ => 128,
+        };
+        // The destination: from the `to` pool, or embedded in / extracted from an address.
+        let rdr_dst = match rdr {
+            Some(p) => {
+                let a = self.map_addr(naf, id, Side::Rdr, p, t.src, None)?;
+                let len = match p.addr {
+                    PoolAddr::Net { mask, .. } => bits(&mask.to_be_bytes(), naf),
+                    _ => {
+                        if naf == Family::Inet {
+                            32
+                        } else {
+                            128
+                        }
+                    }
+                };
+                Some((a, len, p.ports[0]))
+            }
+            None => None,
+        };
+        let orig_dst = pkt.dst;
+        let dst_of = move |nsrc: u128| -> u128 {
+            match (naf, rdr_dst) {
+                (Family::Inet, Some((a, len, _))) => {
+                    let m = crate::table::mask(len as u8);
+                    (a & m) | (afto::extract(orig_dst, 96) & !m & (u128::MAX << 96))
+                }
+                (Family::Inet6, Some((a, len, _))) => afto::embed(orig_dst, a, len),
+                (Family::Inet, None) => {
+                    afto::extract(orig_dst, if dst_mask < 32 { 96 } else { dst_mask })
+                }
+                (Family::Inet6, None) => afto::embed(orig_dst, nsrc, nat_mask.min(96)),
+            }
+        };
+        let icmp = matches!(pkt.proto, ipproto::ICMP | ipproto::ICMPV6);
+        let far = Far {
+            af: naf,
+            proto: afto::other_proto(pkt.proto),
+            rdomain: meta.rdomain,
+            dir: opposite(meta.dir),
+            lookup: meta.dir,
+            dst_of: &dst_of,
+            dport: match rdr_dst {
+                Some((_, _, port)) if port != 0 && !icmp => port,
+                _ => t.dport,
+            },
+            icmp,
+            now: meta.now,
+            ports: port_range(pkt, naf, nat.ports),
+            sport: t.sport,
+            saddr: t.src,
+        };
+        let (src, sport) = self.get_sport(&far, id, nat)?;
+        let dport = if icmp { sport } else { far.dport };
+        Ok(Trans { src, sport, dst: dst_of(src), dport, af: naf })
     }
 }

@@ -44,6 +44,21 @@ pub enum Rewrite {
         /// the error names the numbers the host sent).
         seq_back: u32,
     },
+    /// `af-to`: the packet is rebuilt in the other family with these addresses and ports;
+    /// [`Firewall::process`](crate::Firewall::process) makes the new packet ([`apply`] cannot:
+    /// its length changes).
+    Af {
+        /// The new family.
+        af: Family,
+        /// New source address.
+        src: u128,
+        /// New source port or query id.
+        sport: u16,
+        /// New destination address.
+        dst: u128,
+        /// New destination port or query id.
+        dport: u16,
+    },
 }
 
 /// Where the parts of a packet are.
@@ -187,6 +202,7 @@ pub fn apply(bytes: &mut [u8], rw: &Rewrite) -> bool {
         Rewrite::Quoted { src, sport, dst, dport, seq_back } => {
             quoted(bytes, &l, [src, dst], [sport, dport], seq_back)
         }
+        Rewrite::Af { .. } => false,
     }
 }
 

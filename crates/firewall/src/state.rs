@@ -148,6 +148,14 @@ pub struct Peer {
     pub mss: u16,
 }
 
+/// Which key of `s` a packet of family `af` going `dir` is looked up by: the wire key going
+/// in, the stack key going out; an `af-to` state met from its other family the other way
+/// round (pf's `PF_REVERSED_KEY`).
+fn key_side(s: &State, dir: Direction, af: Family) -> usize {
+    let reversed = s.key[0].af != s.key[1].af && s.key[0].af != af;
+    usize::from((dir == Direction::Out) != reversed)
+}
+
 /// A state's handle in the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StateId(pub u32);
@@ -428,10 +436,7 @@ impl StateTable {
             if s.ifname.as_deref().is_some_and(|i| i != ifname) {
                 continue;
             }
-            let side = match dir {
-                Direction::In => &s.key[0],
-                Direction::Out => &s.key[1],
-            };
+            let side = &s.key[key_side(s, dir, key.af)];
             if side != key {
                 continue;
             }
@@ -460,7 +465,7 @@ impl StateTable {
         }
         let hash = self.index.hash(key);
         self.index.candidates(hash).filter_map(|id| self.slots[id as usize].as_ref()).any(|s| {
-            let side = if dir == Direction::In { &s.key[0] } else { &s.key[1] };
+            let side = &s.key[key_side(s, dir, key.af)];
             s.ifname.as_deref().is_none_or(|i| i == ifname) && side == key && self.expires(s) > now
         })
     }

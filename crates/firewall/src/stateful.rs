@@ -124,6 +124,18 @@ impl Firewall {
             ip.to_vec()
         };
         let mut d = self.filter(&mut bytes, meta);
+        if d.action == Verdict::Pass
+            && !d.held
+            && let Some(Rewrite::Af { af, src, sport, dst, dport }) = d.rewrite
+        {
+            match crate::afto::translate(&bytes, af, (src, sport), (dst, dport)) {
+                Some(b) => bytes = b,
+                None => {
+                    d.action = Verdict::Block;
+                    d.reason = Reason::Translate;
+                }
+            }
+        }
         let mut out = Vec::new();
         if d.action == Verdict::Pass && !d.held {
             match refrag {
@@ -223,8 +235,11 @@ impl Firewall {
             }
         }
         if let Some((t, _)) = trans {
-            d.rewrite =
-                Some(Rewrite::Header { src: t.src, sport: t.sport, dst: t.dst, dport: t.dport });
+            d.rewrite = Some(if t.af != pkt.af {
+                Rewrite::Af { af: t.af, src: t.src, sport: t.sport, dst: t.dst, dport: t.dport }
+            } else {
+                Rewrite::Header { src: t.src, sport: t.sport, dst: t.dst, dport: t.dport }
+            });
         }
         if let Some(s) = d.state.and_then(|id| self.states.get(id))
             && s.src.seqdiff != 0
@@ -293,6 +308,7 @@ impl Firewall {
         &self,
         id: StateId,
         dir: Direction,
+        af: crate::Family,
         result: Result<(), Reason>,
     ) -> Decision {
         let s = self.states.get(id).expect("state just found");
@@ -308,20 +324,7 @@ impl Firewall {
             Err(r) => d.reason = r,
         }
         d.scrub = s.scrub;
-        if s.key[0] != s.key[1] {
-            // pf_test_state: a packet going in takes the stack key's addresses, going out
-            // the wire key's.
-            let (nk, si, di) = match dir {
-                Direction::In => (&s.key[1], 0, 1),
-                Direction::Out => (&s.key[0], 1, 0),
-            };
-            d.rewrite = Some(Rewrite::Header {
-                src: nk.addr[si],
-                sport: nk.port[si],
-                dst: nk.addr[di],
-                dport: nk.port[di],
-            });
-        }
+        d.rewrite = state_rewrite(s, dir, af);
         d
     }
 
@@ -349,7 +352,7 @@ impl Firewall {
                     return Lookup::Done(d);
                 }
                 let s = self.states.get_mut(id).expect("found");
-                let from_src = s.direction == meta.dir;
+                let from_src = (s.direction == meta.dir) != reversed(s, pkt.af);
                 if seg.flags & (th::SYN | th::ACK) == th::SYN
                     && s.src.state >= tcps::FIN_WAIT_2
                     && s.dst.state >= tcps::FIN_WAIT_2
@@ -373,12 +376,12 @@ impl Firewall {
                     Lookup::Done(d)
                 };
                 match res {
-                    Ok(Tracked::Pass) => shifted(self.state_decision(id, meta.dir, Ok(()))),
+                    Ok(Tracked::Pass) => shifted(self.state_decision(id, meta.dir, pkt.af, Ok(()))),
                     Ok(Tracked::Established) => {
                         let Some(over) = self.states.connlimit(id, now) else {
-                            return shifted(self.state_decision(id, meta.dir, Ok(())));
+                            return shifted(self.state_decision(id, meta.dir, pkt.af, Ok(())));
                         };
-                        let d = self.state_decision(id, meta.dir, Err(Reason::SrcLimit));
+                        let d = self.state_decision(id, meta.dir, pkt.af, Err(Reason::SrcLimit));
                         self.states.remove(id);
                         if !over.table.is_empty() {
                             let full = if over.af == crate::Family::Inet { 32 } else { 128 };
@@ -400,7 +403,7 @@ impl Firewall {
                         }
                         Lookup::Done(d)
                     }
-                    Err(r) => Lookup::Done(self.state_decision(id, meta.dir, Err(r))),
+                    Err(r) => Lookup::Done(self.state_decision(id, meta.dir, pkt.af, Err(r))),
                 }
             }
             ipproto::ICMP | ipproto::ICMPV6 => {
@@ -414,10 +417,10 @@ impl Firewall {
                     return Lookup::Rules;
                 };
                 let s = self.states.get_mut(id).expect("found");
-                let from_src = s.direction == meta.dir;
+                let from_src = (s.direction == meta.dir) != reversed(s, pkt.af);
                 track::icmp(s, now);
                 self.count(id, from_src, pkt.len);
-                Lookup::Done(self.state_decision(id, meta.dir, Ok(())))
+                Lookup::Done(self.state_decision(id, meta.dir, pkt.af, Ok(())))
             }
             _ => {
                 let key = StateKey::of(pkt, meta.rdomain, (pkt.sport, pkt.dport), meta.dir);
@@ -425,10 +428,10 @@ impl Firewall {
                     return Lookup::Rules;
                 };
                 let s = self.states.get_mut(id).expect("found");
-                let from_src = s.direction == meta.dir;
+                let from_src = (s.direction == meta.dir) != reversed(s, pkt.af);
                 track::datagram(s, from_src, now);
                 self.count(id, from_src, pkt.len);
-                Lookup::Done(self.state_decision(id, meta.dir, Ok(())))
+                Lookup::Done(self.state_decision(id, meta.dir, pkt.af, Ok(())))
             }
         }
     }
@@ -450,6 +453,13 @@ impl Firewall {
             return Lookup::Rules;
         };
         let s = self.states.get(id).expect("found");
+        if s.key[0].af != s.key[1].af {
+            // An error about an af-to connection would have its quote rebuilt in the other
+            // family too; sift does not translate those.
+            let mut d = self.state_decision(id, meta.dir, pkt.af, Err(Reason::Translate));
+            d.rewrite = None;
+            return Lookup::Done(d);
+        }
         let sender_is_src = s.direction == qdir;
         // A modulated sender's segment is quoted in the numbers its peer saw.
         let seq_back = match q.proto {
@@ -474,8 +484,12 @@ impl Firewall {
             }
         });
         self.count(id, s.direction == meta.dir, pkt.len);
-        let mut d =
-            self.state_decision(id, meta.dir, if ok { Ok(()) } else { Err(Reason::BadState) });
+        let mut d = self.state_decision(
+            id,
+            meta.dir,
+            pkt.af,
+            if ok { Ok(()) } else { Err(Reason::BadState) },
+        );
         d.rewrite = moved;
         Lookup::Done(d)
     }
@@ -627,4 +641,40 @@ pub(crate) fn state_ports(pkt: &Packet<'_>) -> (u16, u16) {
         }
         _ => (pkt.sport, pkt.dport),
     }
+}
+
+/// Whether a packet of family `af` meets state `s` reversed (pf's `PF_REVERSED_KEY`: an
+/// `af-to` state whose wire key is of the other family: its stack key is looked up going in,
+/// and the packet comes from the other side).
+pub(crate) fn reversed(s: &State, af: crate::Family) -> bool {
+    s.key[0].af != s.key[1].af && s.key[0].af != af
+}
+
+/// How a packet of state `s` going `dir` is rewritten (pf_test_state's translation): going
+/// in it takes the stack key's addresses, going out the wire key's; an `af-to` state met
+/// reversed takes the other key, and a packet changing family swaps the key's sides.
+fn state_rewrite(s: &State, dir: Direction, af: crate::Family) -> Option<Rewrite> {
+    if s.key[0] == s.key[1] {
+        return None;
+    }
+    let (si, di) = match dir {
+        Direction::In => (0, 1),
+        Direction::Out => (1, 0),
+    };
+    let nk = if reversed(s, af) { &s.key[si] } else { &s.key[di] };
+    if nk.af != af {
+        return Some(Rewrite::Af {
+            af: nk.af,
+            src: nk.addr[di],
+            sport: nk.port[di],
+            dst: nk.addr[si],
+            dport: nk.port[si],
+        });
+    }
+    Some(Rewrite::Header {
+        src: nk.addr[si],
+        sport: nk.port[si],
+        dst: nk.addr[di],
+        dport: nk.port[di],
+    })
 }

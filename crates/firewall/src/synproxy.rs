@@ -115,7 +115,7 @@ impl Firewall {
             Direction::In => (s.key[1], 0, 1),
             Direction::Out => (s.key[0], 1, 0),
         };
-        let mut d = self.state_decision(id, meta.dir, Err(Reason::Synproxy));
+        let mut d = self.state_decision(id, meta.dir, pkt.af, Err(Reason::Synproxy));
         d.rewrite = None;
         d.scrub = None;
         let held = |mut d: Decision| {

@@ -377,7 +377,7 @@ fn run_case(path: &Path) -> String {
             continue;
         }
         let dir = |s: &str| if s == "in" { Direction::In } else { Direction::Out };
-        let (mut bytes, d, ifname) = match w[0] {
+        let (bytes, d, ifname) = match w[0] {
             "seed" => {
                 fw.seed(w[1].parse().unwrap());
                 continue;
@@ -420,24 +420,30 @@ fn run_case(path: &Path) -> String {
             "reply" => {
                 let k: usize = w[1].parse().unwrap();
                 let (q, qd, qif) = sent[k].clone();
-                let f = (w.get(2) == Some(&"flags")).then(|| flags(w[3]));
-                (
-                    reply_to(&q, f),
-                    if qd == Direction::In { Direction::Out } else { Direction::In },
-                    qif,
-                )
+                let f = w.iter().position(|x| *x == "flags").map(|i| flags(w[i + 1]));
+                // The answer goes the other way, unless the line says (`af-to`: the answer
+                // in the new family arrives, too).
+                let dir = match w.get(2) {
+                    Some(&"in") => Direction::In,
+                    Some(&"out") => Direction::Out,
+                    _ if qd == Direction::In => Direction::Out,
+                    _ => Direction::In,
+                };
+                (reply_to(&q, f), dir, qif)
             }
             x => panic!("line {x}"),
         };
         let mut meta = Meta::new(&ifname, d);
         meta.now = 1;
-        let dec = fw.filter(&mut bytes, &meta);
+        let processed = fw.process(&bytes, &meta);
+        let dec = processed.decision;
+        let leaving = processed.out.first().cloned().unwrap_or_else(|| bytes.clone());
         out.push_str("> ");
-        out.push_str(&render(&dec, &bytes));
+        out.push_str(&render(&dec, &leaving));
         out.push('\n');
         // What leaves, in order: the packet, pf's answer back, pf's packet ahead.
-        if dec.action == Verdict::Pass && !dec.held {
-            sent.push((bytes, d, ifname.clone()));
+        for p in processed.out {
+            sent.push((p, d, ifname.clone()));
         }
         let back = if d == Direction::In { Direction::Out } else { Direction::In };
         if let Some(r) = dec.reply {
