@@ -42,6 +42,7 @@ mod state_index;
 mod stateful;
 mod synproxy;
 pub mod table;
+mod tcp_scrub;
 pub mod timeouts;
 pub mod track;
 

@@ -316,6 +316,9 @@ pub struct SeqShift {
     pub ack: Option<u32>,
     /// Subtracted from both edges of every SACK block (0: none).
     pub sack: u32,
+    /// `reassemble tcp`'s timestamp modulation: added to a nonzero TSval, subtracted from a
+    /// nonzero TSecr.
+    pub ts: Option<(u32, u32)>,
 }
 
 /// Sets the 32-bit field at `at` to `new`, fixing the TCP checksum at `sum`.
@@ -345,7 +348,7 @@ pub fn apply_shift(bytes: &mut [u8], shift: &SeqShift) -> bool {
         let ack = be32(bytes, t + 8).wrapping_sub(d);
         set32(bytes, t + 8, ack, sum);
     }
-    if shift.sack != 0 {
+    if shift.sack != 0 || shift.ts.is_some() {
         let hlen = (usize::from(bytes[t + 12] >> 4) * 4).min(l.end - t);
         let mut i = t + 20;
         while i < t + hlen {
@@ -357,6 +360,18 @@ pub fn apply_shift(bytes: &mut [u8], shift: &SeqShift) -> bool {
                     let len = usize::from(len);
                     if len < 2 || i + len > t + hlen {
                         break;
+                    }
+                    if kind == 8
+                        && len == 10
+                        && let Some((add, sub)) = shift.ts
+                    {
+                        let (tsval, tsecr) = (be32(bytes, i + 2), be32(bytes, i + 6));
+                        if tsval != 0 && add != 0 {
+                            set32(bytes, i + 2, tsval.wrapping_add(add), sum);
+                        }
+                        if tsecr != 0 && sub != 0 {
+                            set32(bytes, i + 6, tsecr.wrapping_sub(sub), sum);
+                        }
                     }
                     if kind == 5 {
                         // Blocks of two edges, each 4 bytes.
@@ -417,7 +432,7 @@ mod tests {
     fn shift_moves_seq_ack_and_every_sack_edge_keeping_the_checksum() {
         let mut p = sack_segment();
         assert!(tcp_sum_ok(&p));
-        let shift = SeqShift { seq: 5, ack: Some(100), sack: 100 };
+        let shift = SeqShift { seq: 5, ack: Some(100), sack: 100, ts: None };
         assert!(apply_shift(&mut p, &shift));
         let be32 = |o: usize| u32::from_be_bytes(p[o..o + 4].try_into().unwrap());
         assert_eq!((be32(24), be32(28)), (1005, 6900));

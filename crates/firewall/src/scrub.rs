@@ -194,6 +194,8 @@ pub struct ScrubOpts {
     pub min_ttl: u8,
     /// `max-mss N` (0: none).
     pub max_mss: u16,
+    /// `reassemble tcp`: the state normalizes its TCP connection (TTL floor, timestamps).
+    pub reassemble_tcp: bool,
     /// `set-tos T`.
     pub set_tos: Option<u8>,
 }
@@ -221,6 +223,7 @@ impl ScrubOpts {
         if r.max_mss != 0 {
             self.max_mss = r.max_mss;
         }
+        self.reassemble_tcp |= f & ast::scrub::SCRUB_TCP != 0;
     }
 
     /// Whether the options change nothing.

@@ -246,6 +246,8 @@ pub struct State {
     pub(crate) pool_addr: Option<(RuleId, bool, u128)>,
     /// The scrub options its packets get (from the rules that created it).
     pub scrub: Option<crate::scrub::ScrubOpts>,
+    /// `reassemble tcp`: each side's normalization data (creating side first).
+    pub(crate) tcp_scrub: Option<Box<[crate::tcp_scrub::PeerScrub; 2]>>,
 }
 
 /// The table's counters (`pfctl -si`'s state table section).
@@ -875,6 +877,7 @@ mod tests {
             hash: [0; 2],
             pool_addr: None,
             scrub: None,
+            tcp_scrub: None,
         }
     }
 

@@ -244,7 +244,19 @@ impl Firewall {
         if let Some(s) = d.state.and_then(|id| self.states.get(id))
             && s.src.seqdiff != 0
         {
-            d.shift = Some(SeqShift { seq: s.src.seqdiff, ack: None, sack: 0 });
+            d.shift = Some(SeqShift { seq: s.src.seqdiff, ack: None, sack: 0, ts: None });
+        }
+        // `reassemble tcp` normalizes the creating segment too (pf_create_state).
+        if let Some(id) = d.state
+            && let Some(seg) = Segment::of(pkt).filter(|_| pkt.proto == ipproto::TCP)
+        {
+            let r = crate::eval::next_random(&mut self.rng) as u32;
+            if let Some(s) = self.states.get_mut(id)
+                && s.tcp_scrub.is_some()
+                && let Ok(n) = crate::tcp_scrub::stateful(s, &seg, true, pkt.ttl, meta.now, r)
+            {
+                d.shift = crate::tcp_scrub::merge(d.shift, n.ts);
+            }
         }
         d
     }
@@ -370,9 +382,33 @@ impl Firewall {
                 } else {
                     track::tcp_full(s, &seg, from_src, now, &mut iss, &mut shift)
                 };
+                // `reassemble tcp`: the TTL floor and the timestamps, on a segment tracking took.
+                let mut ttl_floor = 0;
+                let scrubbed = if res.is_ok() && s.tcp_scrub.is_some() {
+                    let r = crate::eval::next_random(&mut self.rng) as u32;
+                    Some(crate::tcp_scrub::stateful(s, &seg, from_src, pkt.ttl, now, r))
+                } else {
+                    None
+                };
                 self.count(id, from_src, pkt.len);
+                if let Some(scrubbed) = scrubbed {
+                    match scrubbed {
+                        Ok(n) => {
+                            ttl_floor = n.ttl;
+                            shift = crate::tcp_scrub::merge(shift, n.ts);
+                        }
+                        Err(reason) => {
+                            let d = self.state_decision(id, meta.dir, pkt.af, Err(reason));
+                            return Lookup::Done(d);
+                        }
+                    }
+                }
                 let shifted = |mut d: Decision| {
                     d.shift = shift;
+                    if ttl_floor > pkt.ttl {
+                        let o = d.scrub.get_or_insert_with(scrub::ScrubOpts::default);
+                        o.min_ttl = o.min_ttl.max(ttl_floor);
+                    }
                     Lookup::Done(d)
                 };
                 match res {
@@ -567,6 +603,7 @@ impl Firewall {
             key: keys,
             pool_addr,
             scrub: d.scrub,
+            tcp_scrub: None,
             direction: meta.dir,
             ifname: if_bound.then(|| self.states.intern(meta.ifname)),
             created_on: self.states.intern(meta.ifname),
@@ -592,6 +629,12 @@ impl Firewall {
             ipproto::TCP => {
                 let Some(seg) = Segment::of(pkt) else { return Err(Reason::Short) };
                 track::tcp_create(&mut s, &seg);
+                if d.scrub.is_some_and(|o| o.reassemble_tcp) {
+                    let mut sides = Box::<[crate::tcp_scrub::PeerScrub; 2]>::default();
+                    let r = crate::eval::next_random(&mut self.rng) as u32;
+                    crate::tcp_scrub::init(&mut sides[0], &seg, pkt.ttl, now, r);
+                    s.tcp_scrub = Some(sides);
+                }
                 if d.keep_state == ast::state::MODULATE
                     && seg.flags & (th::SYN | th::ACK) == th::SYN
                 {

@@ -40,6 +40,8 @@ pub struct Segment {
     pub len: u32,
     /// A SYN's window scale option (pf's `pf_get_wscale`: [`WSCALE_FLAG`] | shift), else 0.
     pub wscale: u8,
+    /// The timestamp option (TSval, TSecr), if the segment has one.
+    pub ts: Option<(u32, u32)>,
 }
 
 impl Segment {
@@ -53,7 +55,8 @@ impl Segment {
         let hlen = usize::from(t[12] >> 4) * 4;
         let flags = t[13];
         let mut wscale = 0;
-        if flags & th::SYN != 0 && hlen > 20 {
+        let mut ts = None;
+        if hlen > 20 {
             let opts = t.get(20..hlen.min(t.len())).unwrap_or(&[]);
             let mut i = 0;
             while i < opts.len() {
@@ -65,8 +68,14 @@ impl Segment {
                         if l < 2 {
                             break;
                         }
-                        if kind == 3 && l >= 3 && i + 2 < opts.len() {
+                        if kind == 3 && l >= 3 && i + 2 < opts.len() && flags & th::SYN != 0 {
                             wscale = opts[i + 2].min(MAX_WINSHIFT) | WSCALE_FLAG;
+                        }
+                        if kind == 8 && l == 10 && i + 10 <= opts.len() {
+                            let w = |o: usize| {
+                                u32::from_be_bytes([opts[o], opts[o + 1], opts[o + 2], opts[o + 3]])
+                            };
+                            ts = Some((w(i + 2), w(i + 6)));
                         }
                         i += usize::from(l);
                     }
@@ -81,6 +90,7 @@ impl Segment {
             flags,
             len: t.len().saturating_sub(hlen) as u32,
             wscale,
+            ts,
         })
     }
 }
@@ -173,17 +183,17 @@ pub(crate) fn tcp_full(
             // The responder's first segment: its numbers get a modulator of their own.
             src.seqdiff = iss().wrapping_sub(seq).max(1);
             ack = seg.ack.wrapping_sub(dst.seqdiff);
-            *shift = Some(SeqShift { seq: src.seqdiff, ack: Some(dst.seqdiff), sack: 0 });
+            *shift = Some(SeqShift { seq: src.seqdiff, ack: Some(dst.seqdiff), sack: 0, ts: None });
         }
     } else {
         ack = seg.ack.wrapping_sub(dst.seqdiff);
         if src.seqdiff != 0 {
-            *shift = Some(SeqShift { seq: src.seqdiff, ack: Some(dst.seqdiff), sack: 0 });
+            *shift = Some(SeqShift { seq: src.seqdiff, ack: Some(dst.seqdiff), sack: 0, ts: None });
         }
     }
     if dst.seqdiff != 0 && seg.has_options {
         // SACK blocks name the other side's numbers: they go back by its modulator.
-        shift.get_or_insert(SeqShift { seq: 0, ack: None, sack: 0 }).sack = dst.seqdiff;
+        shift.get_or_insert(SeqShift { seq: 0, ack: None, sack: 0, ts: None }).sack = dst.seqdiff;
     }
     let mut win = seg.win;
     let (mut sws, mut dws) = (0u8, 0u8);

@@ -159,6 +159,12 @@ struct Spec {
     id: u16,
     echo_reply: bool,
     len: usize,
+    /// TCP: sequence and acknowledgement numbers (default 1000 and, with ACK, 2000), a
+    /// timestamp option (TSval, TSecr); IP: the TTL (hop limit).
+    seq: Option<u32>,
+    ack: Option<u32>,
+    ts: Option<(u32, u32)>,
+    ttl: Option<u8>,
 }
 
 fn build(s: &Spec) -> Vec<u8> {
@@ -169,15 +175,26 @@ fn build(s: &Spec) -> Vec<u8> {
             let mut t = vec![0u8; 20];
             t[0..2].copy_from_slice(&s.src.1.to_be_bytes());
             t[2..4].copy_from_slice(&s.dst.1.to_be_bytes());
-            t[4..8].copy_from_slice(&1000u32.to_be_bytes());
-            if s.flags & 0x10 != 0 {
-                t[8..12].copy_from_slice(&2000u32.to_be_bytes());
-            }
+            t[4..8].copy_from_slice(&s.seq.unwrap_or(1000).to_be_bytes());
+            let ack = s.ack.unwrap_or(if s.flags & 0x10 != 0 { 2000 } else { 0 });
+            t[8..12].copy_from_slice(&ack.to_be_bytes());
             t[12] = 5 << 4;
             t[13] = s.flags;
             t[14..16].copy_from_slice(&65535u16.to_be_bytes());
+            if let Some((v, e)) = s.ts {
+                t.extend([1, 1, 8, 10]);
+                t.extend(v.to_be_bytes());
+                t.extend(e.to_be_bytes());
+                t[12] = 8 << 4;
+            }
             t.extend(&data);
-            ip(s.src.0, s.dst.0, 6, &t)
+            let mut p = ip(s.src.0, s.dst.0, 6, &t);
+            if let Some(ttl) = s.ttl {
+                let at = if p[0] >> 4 == 4 { 8 } else { 7 };
+                p[at] = ttl;
+                fill(&mut p);
+            }
+            p
         }
         "udp" => {
             let mut u = vec![0u8; 8];
@@ -237,14 +254,15 @@ fn describe(p: &[u8]) -> String {
     let l4 = &p[hl..];
     match proto {
         6 => format!(
-            "tcp {} > {} [{}] seq {} ack {}",
+            "tcp {} > {} [{}] seq {} ack {}{}",
             port(s, hl),
             port(d, hl + 2),
             l4.get(13).map_or("-".into(), |f| tcp_flags(*f)),
             u32::from_be_bytes(l4[4..8].try_into().unwrap()),
             // A quoted segment may end before its acknowledgement number.
             l4.get(8..12)
-                .map_or("-".into(), |a| u32::from_be_bytes(a.try_into().unwrap()).to_string())
+                .map_or("-".into(), |a| u32::from_be_bytes(a.try_into().unwrap()).to_string()),
+            timestamps(l4)
         ),
         17 => format!("udp {} > {}", port(s, hl), port(d, hl + 2)),
         1 | 58 => {
@@ -333,6 +351,24 @@ fn ip_fields(p: &[u8]) -> String {
     s
 }
 
+/// ` ts V E` for a TCP header (and data) with a timestamp option.
+fn timestamps(t: &[u8]) -> String {
+    let hlen = t.get(12).map_or(20, |b| usize::from(b >> 4) * 4).min(t.len());
+    let mut i = 20;
+    while i < hlen {
+        match t[i] {
+            0 => break,
+            1 => i += 1,
+            8 if i + 10 <= hlen => {
+                let w = |o: usize| u32::from_be_bytes(t[o..o + 4].try_into().unwrap());
+                return format!(" ts {} {}", w(i + 2), w(i + 6));
+            }
+            _ => i += usize::from(t.get(i + 1).copied().unwrap_or(1)).max(1),
+        }
+    }
+    String::new()
+}
+
 fn tcp_flags(f: u8) -> String {
     let names = [(0x01, 'F'), (0x02, 'S'), (0x04, 'R'), (0x08, 'P'), (0x10, 'A'), (0x20, 'U')];
     names.iter().filter(|(b, _)| f & b != 0).map(|(_, c)| *c).collect()
@@ -390,6 +426,10 @@ fn run_case(path: &Path) -> String {
                     flags: 0,
                     id: 0,
                     echo_reply: false,
+                    seq: None,
+                    ack: None,
+                    ts: None,
+                    ttl: None,
                     len: 0,
                 };
                 let mut i = 7;
@@ -399,6 +439,13 @@ fn run_case(path: &Path) -> String {
                         "id" => spec.id = w[i + 1].parse().unwrap(),
                         "type" => spec.echo_reply = w[i + 1] == "reply",
                         "len" => spec.len = w[i + 1].parse().unwrap(),
+                        "seq" => spec.seq = Some(w[i + 1].parse().unwrap()),
+                        "ack" => spec.ack = Some(w[i + 1].parse().unwrap()),
+                        "ttl" => spec.ttl = Some(w[i + 1].parse().unwrap()),
+                        "ts" => {
+                            spec.ts = Some((w[i + 1].parse().unwrap(), w[i + 2].parse().unwrap()));
+                            i += 1;
+                        }
                         x => panic!("{x}"),
                     }
                     i += 2;
@@ -542,6 +589,10 @@ fn sixty_thousand_concurrent_flows_get_distinct_ports() {
             flags: 0,
             id: 0,
             echo_reply: false,
+            seq: None,
+            ack: None,
+            ts: None,
+            ttl: None,
             len: 0,
         };
         let mut p = build(&spec);
@@ -562,6 +613,10 @@ fn sixty_thousand_concurrent_flows_get_distinct_ports() {
             flags: 0,
             id: 0,
             echo_reply: false,
+            seq: None,
+            ack: None,
+            ts: None,
+            ttl: None,
             len: 0,
         };
         let mut p = build(&answer);
@@ -635,6 +690,10 @@ fn fragments_are_reassembled_translated_and_cut_again() {
         flags: 0,
         id: 0,
         echo_reply: false,
+        seq: None,
+        ack: None,
+        ts: None,
+        ttl: None,
         len: 3000,
     };
     let whole = build(&udp("10.0.0.5:1234", "198.51.100.7:53"));
@@ -700,6 +759,10 @@ fn limits_drop_new_flows_and_keep_existing_ones() {
         flags: if proto == "tcp" { 0x02 } else { 0 },
         id: 0,
         echo_reply: false,
+        seq: None,
+        ack: None,
+        ts: None,
+        ttl: None,
         len: 0,
     };
     let mut first = build(&flow("udp", "10.0.0.1:1000"));
