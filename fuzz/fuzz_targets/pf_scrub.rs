@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
         min_ttl: ctl[1],
         max_mss: u16::from_be_bytes([ctl[2], ctl[3]]),
         set_tos: (ctl[0] & 4 != 0).then_some(ctl[4]),
+        reassemble_tcp: false,
     };
     let ret = match ctl[0] >> 6 {
         0 => Return::Drop,

@@ -121,7 +121,7 @@ fn options_from_parsed_rules() {
     let a = ScrubOpts::from_rule(&r[0]).expect("scrub options");
     assert_eq!(
         a,
-        ScrubOpts { nodf: true, random_id: true, min_ttl: 15, max_mss: 1400, set_tos: None }
+        ScrubOpts { nodf: true, random_id: true, min_ttl: 15, max_mss: 1400, set_tos: None, reassemble_tcp: false }
     );
     let b = ScrubOpts::from_rule(&r[1]).expect("set tos");
     assert_eq!(b.set_tos, Some(0x10));
@@ -163,6 +163,7 @@ fn any_opts() -> impl Strategy<Value = ScrubOpts> {
             min_ttl,
             max_mss,
             set_tos,
+            reassemble_tcp: false,
         })
 }
 
