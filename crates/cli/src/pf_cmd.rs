@@ -366,8 +366,10 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
         w.finish()?;
     }
     eprint(format_args!(
-        "{n} packets: {npass} passed ({nstate} by state, {nother} not IP), {nblock} blocked; {} states\n",
-        fw.states().len()
+        "{n} packets: {npass} passed ({nstate} by state, {nother} not IP), {nblock} blocked; {} states \
+         ({} bytes each)\n",
+        fw.states().len(),
+        sift_firewall::StateTable::STATE_BYTES
     ));
     Ok(ExitCode::SUCCESS)
 }

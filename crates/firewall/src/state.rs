@@ -243,7 +243,8 @@ pub struct State {
     /// The index hashes of `key` (set by the table on insertion).
     pub(crate) hash: [u32; 2],
     /// The translation pool address it holds, for `least-states`: (rule, rdr side, address).
-    pub(crate) pool_addr: Option<(RuleId, bool, u128)>,
+    /// (Boxed: only `least-states` pools use it, and a state of a million should stay small.)
+    pub(crate) pool_addr: Option<Box<(RuleId, bool, u128)>>,
     /// The scrub options its packets get (from the rules that created it).
     pub scrub: Option<crate::scrub::ScrubOpts>,
     /// `reassemble tcp`: each side's normalization data (creating side first).
@@ -343,6 +344,15 @@ impl StateTable {
         let n: Arc<str> = name.into();
         self.ifnames.push(n.clone());
         n
+    }
+
+    /// The bytes one state takes in the table: its slot (the state is one cache-aligned
+    /// record) and room for its two index entries (the index is kept at most half full).
+    pub const STATE_BYTES: usize = std::mem::size_of::<Option<State>>() + 4 * 8;
+
+    /// Bytes the table holds now (slots and index, allocated capacity).
+    pub fn memory(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Option<State>>() + self.index.memory()
     }
 
     /// How many source tracking nodes.
@@ -527,8 +537,8 @@ impl StateTable {
             self.remove(StateId(id));
         }
         let (keys, hash) = (s.key, s.hash);
-        if let Some(k) = s.pool_addr {
-            *self.pool_counts.entry(k).or_insert(0) += 1;
+        if let Some(k) = s.pool_addr.as_deref() {
+            *self.pool_counts.entry(*k).or_insert(0) += 1;
         }
         let id = match self.free.pop() {
             Some(i) => {
@@ -556,12 +566,12 @@ impl StateTable {
         if s.key[1] != s.key[0] {
             self.index.remove(s.hash[1], id.0);
         }
-        if let Some(k) = s.pool_addr
-            && let Some(n) = self.pool_counts.get_mut(&k)
+        if let Some(k) = s.pool_addr.as_deref()
+            && let Some(n) = self.pool_counts.get_mut(k)
         {
             *n -= 1;
             if *n == 0 {
-                self.pool_counts.remove(&k);
+                self.pool_counts.remove(k);
             }
         }
         let l = &mut self.limits[s.limits as usize];

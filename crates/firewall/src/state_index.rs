@@ -64,6 +64,11 @@ impl KeyIndex {
         h.finish() as u32
     }
 
+    /// Bytes the index holds.
+    pub fn memory(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<u64>()
+    }
+
     /// Allocates room for `states` entries ahead of need (at most [`PRESIZE_MAX`]), so that a
     /// table filling up to its limit does not stop to grow.
     pub fn reserve(&mut self, states: usize) {

@@ -564,9 +564,9 @@ impl Firewall {
                     pools[i].as_ref().is_some_and(|p| p.ty == ast::PoolType::LeastStates)
                 };
                 let pool_addr = if least(0) {
-                    Some((*by, false, t.src))
+                    Some(Box::new((*by, false, t.src)))
                 } else if least(1) {
-                    Some((*by, true, t.dst))
+                    Some(Box::new((*by, true, t.dst)))
                 } else {
                     None
                 };

@@ -121,7 +121,14 @@ fn options_from_parsed_rules() {
     let a = ScrubOpts::from_rule(&r[0]).expect("scrub options");
     assert_eq!(
         a,
-        ScrubOpts { nodf: true, random_id: true, min_ttl: 15, max_mss: 1400, set_tos: None, reassemble_tcp: false }
+        ScrubOpts {
+            nodf: true,
+            random_id: true,
+            min_ttl: 15,
+            max_mss: 1400,
+            set_tos: None,
+            reassemble_tcp: false
+        }
     );
     let b = ScrubOpts::from_rule(&r[1]).expect("set tos");
     assert_eq!(b.set_tos, Some(0x10));
