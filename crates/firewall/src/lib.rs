@@ -735,10 +735,7 @@ fn block_return(r: &ast::Rule, pkt: &Packet<'_>) -> Return {
         // request on, except redirects); errors never.
         let t = pkt.icmp_type;
         let (icmp, code) = match pkt.af {
-            Family::Inet
-                if pkt.proto != sift_wire::ipproto::ICMP
-                    || matches!(t, 0 | 8 | 9 | 10 | 13..=18) =>
-            {
+            Family::Inet if pkt.proto != sift_wire::ipproto::ICMP || reply::icmp_info_type(t) => {
                 (r.return_icmp, true)
             }
             Family::Inet6 if pkt.proto != sift_wire::ipproto::ICMPV6 || (t >= 128 && t != 137) => {

@@ -186,7 +186,7 @@ pub fn icmp_error(blocked: &[u8], ty: u8, code: u8, opts: &ReplyOpts) -> Result<
 }
 
 /// ICMP types that are not errors (`ICMP_INFOTYPE`).
-fn icmp_info_type(ty: u8) -> bool {
+pub(crate) fn icmp_info_type(ty: u8) -> bool {
     matches!(ty, 0 | 8 | 9 | 10 | 13 | 14 | 15 | 16 | 17 | 18)
 }
 

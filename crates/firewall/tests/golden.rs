@@ -24,36 +24,11 @@ use sift_firewall::{Decision, Firewall, Prefix, Return, Verdict};
 use sift_pf::host::FixtureHost;
 use sift_pf::{Options, parse};
 
-fn addr_port(s: &str) -> (std::net::IpAddr, u16) {
-    // `[v6]:port`, `v4:port`, or a bare address.
-    if let Some(rest) = s.strip_prefix('[') {
-        let (a, p) = rest.split_once("]:").expect("[addr]:port");
-        return (a.parse().expect("address"), p.parse().expect("port"));
-    }
-    match s.rsplit_once(':') {
-        Some((a, p)) if !a.contains(':') => (a.parse().expect("address"), p.parse().expect("port")),
-        _ => (s.parse().expect("address"), 0),
-    }
-}
+mod support;
+use support::{addr_port, flags};
 
 fn key(a: std::net::IpAddr) -> u128 {
     sift_firewall::table::key_of(a)
-}
-
-fn flags(s: &str) -> u8 {
-    s.chars().fold(0, |f, c| {
-        f | match c {
-            'F' => 0x01,
-            'S' => 0x02,
-            'R' => 0x04,
-            'P' => 0x08,
-            'A' => 0x10,
-            'U' => 0x20,
-            'E' => 0x40,
-            'W' => 0x80,
-            _ => panic!("flag {c}"),
-        }
-    })
 }
 
 fn render(fw: &Firewall, d: &Decision) -> String {

@@ -26,6 +26,9 @@ use sift_firewall::{Decision, Firewall, Verdict};
 use sift_pf::host::FixtureHost;
 use sift_pf::{Options, parse};
 
+mod support;
+use support::{addr_port, flags};
+
 /// One's-complement sum, written here apart from sift-wire's.
 fn sum(data: &[u8], mut acc: u32) -> u32 {
     for c in data.chunks(2) {
@@ -97,17 +100,6 @@ fn sums_ok(p: &[u8]) -> bool {
     ok
 }
 
-fn addr_port(s: &str) -> (IpAddr, u16) {
-    if let Some(rest) = s.strip_prefix('[') {
-        let (a, p) = rest.split_once("]:").expect("[addr]:port");
-        return (a.parse().expect("address"), p.parse().expect("port"));
-    }
-    match s.rsplit_once(':') {
-        Some((a, p)) if !a.contains(':') => (a.parse().expect("address"), p.parse().expect("port")),
-        _ => (s.parse().expect("address"), 0),
-    }
-}
-
 fn ip_bytes(a: IpAddr) -> Vec<u8> {
     match a {
         IpAddr::V4(a) => a.octets().to_vec(),
@@ -135,20 +127,6 @@ fn ip(src: IpAddr, dst: IpAddr, proto: u8, l4: &[u8]) -> Vec<u8> {
     p.extend_from_slice(l4);
     fill(&mut p);
     p
-}
-
-fn flags(s: &str) -> u8 {
-    s.chars().fold(0, |f, c| {
-        f | match c {
-            'F' => 0x01,
-            'S' => 0x02,
-            'R' => 0x04,
-            'P' => 0x08,
-            'A' => 0x10,
-            'U' => 0x20,
-            _ => panic!("flag {c}"),
-        }
-    })
 }
 
 struct Spec {
@@ -301,35 +279,19 @@ fn render(d: &Decision, out: &[u8]) -> String {
     if d.held {
         write!(s, " held ({})", d.reason.name()).unwrap();
     }
+    // What leaves: the packet itself, then pf's packets back and ahead.
+    let mut part = |label: &str, p: &[u8]| {
+        let ok = if sums_ok(p) { "ok" } else { "BAD" };
+        write!(s, " |{label} {}{} sum {ok}", describe(p), ip_fields(p)).unwrap();
+    };
     if d.action == Verdict::Pass && !d.held {
-        write!(
-            s,
-            " | {}{} sum {}",
-            describe(out),
-            ip_fields(out),
-            if sums_ok(out) { "ok" } else { "BAD" }
-        )
-        .unwrap();
+        part("", out);
     }
     if let Some(r) = &d.reply {
-        write!(
-            s,
-            " | reply {}{} sum {}",
-            describe(r),
-            ip_fields(r),
-            if sums_ok(r) { "ok" } else { "BAD" }
-        )
-        .unwrap();
+        part(" reply", r);
     }
     if let Some(r) = &d.ahead {
-        write!(
-            s,
-            " | ahead {}{} sum {}",
-            describe(r),
-            ip_fields(r),
-            if sums_ok(r) { "ok" } else { "BAD" }
-        )
-        .unwrap();
+        part(" ahead", r);
     }
     s
 }

@@ -25,6 +25,9 @@ use sift_firewall::{Decision, Firewall, Settings, Verdict};
 use sift_pf::host::FixtureHost;
 use sift_pf::{Options, pfctl};
 
+mod support;
+use support::flags;
+
 /// An IPv4 TCP packet.
 fn tcp_packet(
     (src, sport): ([u8; 4], u16),
@@ -55,22 +58,6 @@ fn tcp_packet(
         t[20..24].copy_from_slice(&[1, 3, 3, ws]);
     }
     p
-}
-
-fn flags(s: &str) -> u8 {
-    if s == "-" {
-        return 0;
-    }
-    s.chars().fold(0, |f, c| {
-        f | match c {
-            'F' => 0x01,
-            'S' => 0x02,
-            'R' => 0x04,
-            'P' => 0x08,
-            'A' => 0x10,
-            _ => panic!("flag {c}"),
-        }
-    })
 }
 
 fn firewall(rules: &str) -> Firewall {

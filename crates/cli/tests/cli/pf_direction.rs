@@ -41,6 +41,12 @@ fn capture(path: &Path, flagged: bool) {
         (Inbound, tcp(&synack, 5, b"")),
         (Outbound, tcp(&ack, 6, b"")),
     ];
+    write_em0(path, &packets, flagged);
+}
+
+/// Writes IP `packets` as Ethernet frames of interface `em0` one second apart, with their
+/// directions in `epb_flags` when `flagged`.
+pub(crate) fn write_em0(path: &Path, packets: &[(Direction, Vec<u8>)], flagged: bool) {
     let mut w = PcapngWriter::new(std::fs::File::create(path).unwrap()).unwrap();
     let mut iface = Interface::new(LinkType::new(1), 65535, sift_pcap::TsResolution::MICRO);
     iface.name = Some("em0".into());

@@ -7,8 +7,8 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
 
-use crate::packets::{TcpSpec, ether, flags, tcp, udp};
-use sift_pcap::{Direction, Interface, LinkType, PacketFlags, PcapngWriter, Timestamp};
+use crate::packets::{TcpSpec, flags, tcp, udp};
+use sift_pcap::Direction;
 
 const INNER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 5);
 const OUTER: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
@@ -44,17 +44,7 @@ fn capture(path: &Path) {
         (Inbound, udp((SERVER, 53), (OUTER, 5353), 5, b"answer")),
         (Inbound, tcp(&TcpSpec { dst: (OUTER, 23), ..synack }, 6, b"")),
     ];
-    let mut w = PcapngWriter::new(std::fs::File::create(path).unwrap()).unwrap();
-    let mut iface = Interface::new(LinkType::new(1), 65535, sift_pcap::TsResolution::MICRO);
-    iface.name = Some("em0".into());
-    w.add_interface(&iface).unwrap();
-    for (i, (dir, ip)) in packets.iter().enumerate() {
-        let frame = ether(ip);
-        let ts = Timestamp { secs: 1_700_000_000 + i as u64, nanos: 0 };
-        w.write_with_flags(0, ts, frame.len() as u32, &frame, PacketFlags::with_direction(*dir))
-            .unwrap();
-    }
-    w.finish().unwrap();
+    crate::pf_direction::write_em0(path, &packets, true);
 }
 
 #[test]
