@@ -145,6 +145,25 @@ struct Spec {
     ttl: Option<u8>,
 }
 
+impl Spec {
+    /// A packet of `proto` from `src` to `dst` with everything else at its default.
+    fn new(proto: &str, src: (IpAddr, u16), dst: (IpAddr, u16)) -> Spec {
+        Spec {
+            proto: proto.into(),
+            src,
+            dst,
+            flags: 0,
+            id: 0,
+            echo_reply: false,
+            len: 0,
+            seq: None,
+            ack: None,
+            ts: None,
+            ttl: None,
+        }
+    }
+}
+
 fn build(s: &Spec) -> Vec<u8> {
     let v6 = s.src.0.is_ipv6();
     let data = vec![0xa5u8; s.len];
@@ -381,19 +400,7 @@ fn run_case(path: &Path) -> String {
                 continue;
             }
             "packet" => {
-                let mut spec = Spec {
-                    proto: w[3].to_string(),
-                    src: addr_port(w[4]),
-                    dst: addr_port(w[6]),
-                    flags: 0,
-                    id: 0,
-                    echo_reply: false,
-                    seq: None,
-                    ack: None,
-                    ts: None,
-                    ttl: None,
-                    len: 0,
-                };
+                let mut spec = Spec::new(w[3], addr_port(w[4]), addr_port(w[6]));
                 let mut i = 7;
                 while i < w.len() {
                     match w[i] {
@@ -544,19 +551,7 @@ fn sixty_thousand_concurrent_flows_get_distinct_ports() {
     for i in 0..flows {
         let inner = IpAddr::from([10, (i >> 16) as u8, (i >> 8) as u8, i as u8]);
         let server = IpAddr::from([198, 51, 100, 1 + (i % 8) as u8]);
-        let spec = Spec {
-            proto: "udp".into(),
-            src: (inner, 1000 + (i % 7) as u16),
-            dst: (server, 53),
-            flags: 0,
-            id: 0,
-            echo_reply: false,
-            seq: None,
-            ack: None,
-            ts: None,
-            ttl: None,
-            len: 0,
-        };
+        let spec = Spec::new("udp", (inner, 1000 + (i % 7) as u16), (server, 53));
         let mut p = build(&spec);
         let d = fw.filter(&mut p, &out);
         assert_eq!(d.action, Verdict::Pass, "flow {i}: {d:?}");
@@ -568,19 +563,7 @@ fn sixty_thousand_concurrent_flows_get_distinct_ports() {
     }
     assert_eq!(fw.states().len(), flows as usize);
     for (i, (spec, port)) in outer.iter().enumerate() {
-        let answer = Spec {
-            proto: "udp".into(),
-            src: spec.dst,
-            dst: ("192.0.2.1".parse().unwrap(), *port),
-            flags: 0,
-            id: 0,
-            echo_reply: false,
-            seq: None,
-            ack: None,
-            ts: None,
-            ttl: None,
-            len: 0,
-        };
+        let answer = Spec::new("udp", spec.dst, ("192.0.2.1".parse().unwrap(), *port));
         let mut p = build(&answer);
         let d = fw.filter(&mut p, &inbound);
         assert!(d.from_state && d.action == Verdict::Pass, "answer {i}: {d:?}");
@@ -646,17 +629,8 @@ fn fragments_are_reassembled_translated_and_cut_again() {
     let mut fw = Firewall::new(&rs, &host).unwrap();
     let out = Meta::new("em0", Direction::Out);
     let udp = |src: &str, dst: &str| Spec {
-        proto: "udp".into(),
-        src: addr_port(src),
-        dst: addr_port(dst),
-        flags: 0,
-        id: 0,
-        echo_reply: false,
-        seq: None,
-        ack: None,
-        ts: None,
-        ttl: None,
         len: 3000,
+        ..Spec::new("udp", addr_port(src), addr_port(dst))
     };
     let whole = build(&udp("10.0.0.5:1234", "198.51.100.7:53"));
     let frags = fragments4(&whole, 1480);
@@ -715,17 +689,8 @@ fn limits_drop_new_flows_and_keep_existing_ones() {
     fw.set_settings(sift_firewall::Settings::from_pfctl_verbose(&text.stdout).unwrap());
     let out = Meta::new("em0", Direction::Out);
     let flow = |proto: &str, src: &str| Spec {
-        proto: proto.into(),
-        src: addr_port(src),
-        dst: addr_port("198.51.100.7:53"),
         flags: if proto == "tcp" { 0x02 } else { 0 },
-        id: 0,
-        echo_reply: false,
-        seq: None,
-        ack: None,
-        ts: None,
-        ttl: None,
-        len: 0,
+        ..Spec::new(proto, addr_port(src), addr_port("198.51.100.7:53"))
     };
     let mut first = build(&flow("udp", "10.0.0.1:1000"));
     assert_eq!(fw.process(&first, &out).decision.action, Verdict::Pass);
