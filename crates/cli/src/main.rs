@@ -20,6 +20,7 @@ mod ebpf_cmd;
 mod gen_cmd;
 mod inject_cmd;
 mod live;
+mod pf_bridge;
 mod pf_cmd;
 mod plot;
 mod print;

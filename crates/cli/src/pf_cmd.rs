@@ -63,6 +63,8 @@ pub enum PfCommand {
     Check(CheckArgs),
     /// Replay a capture through a rule set and its state table: pf's verdict per packet.
     Run(RunArgs),
+    /// pf live between two interfaces, as an OpenBSD bridge filters (needs root).
+    Bridge(crate::pf_bridge::BridgeArgs),
 }
 
 /// `sift pf run`
@@ -120,7 +122,7 @@ pub struct CheckArgs {
     host: String,
 }
 
-fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
+pub(crate) fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
     match name {
         "system" => Ok(Box::new(SystemHost::load())),
         "openbsd" => Ok(Box::new(FixtureHost::openbsd("."))),
@@ -128,7 +130,7 @@ fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
     }
 }
 
-fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     list.iter()
         .map(|d| match d.rsplit_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
@@ -138,7 +140,7 @@ fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Reads `file` (`-`: standard input, named `stdin` in messages as pfctl names it).
-fn read(file: &str) -> std::io::Result<(String, String)> {
+pub(crate) fn read(file: &str) -> std::io::Result<(String, String)> {
     if file == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
@@ -389,6 +391,7 @@ pub fn run_args(args: PfArgs) -> anyhow::Result<ExitCode> {
 fn run(cmd: PfCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         PfCommand::Run(args) => replay(args),
+        PfCommand::Bridge(args) => crate::pf_bridge::run(args),
         PfCommand::Check(args) => {
             let (name, text) =
                 read(&args.file).with_context(|| format!("cannot read {}", args.file))?;

@@ -1,0 +1,387 @@
+//! `sift pf bridge -f RULES IF_A IF_B`: sift's pf live between two interfaces, filtering as an
+//! OpenBSD bridge (or router) does, so that real TCP/IP stacks on either side judge what pf's
+//! rewriting makes of their packets.
+//!
+//! Why it exists: the offline replay (`sift pf -f RULES -r CAPTURE -w OUT`) shows what pf would
+//! send, but only a kernel receiving it shows that `modulate state`, translation, scrubbing and
+//! `block return`'s answers make working TCP. The bridge puts `Firewall::filter` between two
+//! links (two network namespaces' veth pairs in the tests, or any two Ethernet interfaces):
+//!
+//! - a frame read on IF_A is judged `in on IF_A`; if it passes, `out on IF_B` (received on
+//!   IF_A, carrying the tag the first pass gave it); if that passes too it is sent on IF_B as
+//!   `filter` left it (normalized, modulated, translated, scrubbed). The same from IF_B to IF_A.
+//!   Each pass has the state table of a firewall with both interfaces, as on OpenBSD.
+//! - frames that are not IPv4 or IPv6 (ARP, …) are forwarded unchanged, as pf never sees them.
+//! - a blocked packet's answer (`block return`: a TCP RST or an ICMP unreachable,
+//!   `Decision::reply`) is sent back out of the interface the frame came from, in a frame with
+//!   the Ethernet addresses swapped (`frame::answer_frame`), also when the `out` pass blocked.
+//!
+//! How: a `PACKET_MMAP` ring per interface that keeps only incoming frames (what the bridge
+//! sends is `PACKET_OUTGOING` there and never read back, so nothing loops) and an injector per
+//! interface and direction. A thread per interface waits on its ring; the firewall is shared
+//! behind a mutex, and both passes of a frame are made under one lock. The firewall's clock
+//! (`Meta::now`) is the wall clock in seconds. The bridge runs until SIGINT/SIGTERM or `-c
+//! COUNT` frames, then prints a summary on standard error.
+//!
+//! Limits: frames are forwarded as read, so the hosts on either side must send complete
+//! checksums and segments that fit the MTU (on veth: transmit checksum offload off, which also
+//! turns off TSO; `ethtool -K DEV tx off`); a frame the outgoing interface refuses is counted
+//! as a send error. Frames are not learned or switched by address: every incoming frame
+//! crosses.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use sift_capture::{Capture, Config, Direction as RingDirection, Injector};
+use sift_firewall::frame::{self, Frame};
+use sift_firewall::packet::{Direction, Meta};
+use sift_firewall::{Decision, Firewall, Settings, Verdict};
+use sift_pf::{Options, pfctl};
+
+use crate::console::{eprint, errln, print};
+use crate::pf_cmd::{defines, host, read};
+
+/// `sift pf bridge`
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+A frame read on IF_A is judged `in on IF_A`, then `out on IF_B`, then sent on IF_B as pf left \
+it (normalized, modulated, translated, scrubbed); the same from IF_B to IF_A. Frames that are \
+not IP (ARP...) cross unchanged. The answer of `block return` (a TCP RST, an ICMP unreachable) \
+goes back out of the interface the blocked frame came from. Runs until SIGINT/SIGTERM or -c \
+COUNT frames, then prints frames each way, passed, blocked and states on standard error.
+
+Needs root (CAP_NET_RAW). The hosts on either side must send complete checksums and segments \
+that fit the MTU: on veth, turn off transmit checksum offload (`ethtool -K DEV tx off`).
+
+Example: sift pf bridge -f pf.conf -D ext=veth1 -D int=veth2 veth1 veth2")]
+pub struct BridgeArgs {
+    /// The rule set.
+    #[arg(short = 'f', value_name = "RULES")]
+    rules: String,
+    /// The first interface.
+    #[arg(value_name = "IF_A")]
+    if_a: String,
+    /// The second interface.
+    #[arg(value_name = "IF_B")]
+    if_b: String,
+    /// Stop after COUNT frames (both ways together).
+    #[arg(short = 'c', value_name = "COUNT")]
+    count: Option<u64>,
+    /// Print each frame's verdicts: `N IF_A>IF_B in pass|block @R|state|@-1 REASON` and, when
+    /// it passed in, `out …` on the same line; `answered` when an answer was sent; `not-ip` for
+    /// frames pf does not judge.
+    #[arg(long)]
+    verdicts: bool,
+    /// Define a macro.
+    #[arg(short = 'D', value_name = "MACRO=VALUE")]
+    define: Vec<String>,
+    /// Resolve names on this host: `system` (default) or `openbsd`.
+    #[arg(long = "host", value_name = "HOST", default_value = "system")]
+    host: String,
+}
+
+/// What crossed one way.
+#[derive(Default)]
+struct WayCounts {
+    /// Frames read.
+    frames: AtomicU64,
+    /// Frames sent on (not-IP ones included).
+    passed: AtomicU64,
+    /// Frames blocked (in either pass).
+    blocked: AtomicU64,
+    /// Frames that were not IP.
+    not_ip: AtomicU64,
+    /// Answers (`block return`) sent back.
+    answers: AtomicU64,
+    /// Frames or answers an interface refused.
+    send_errors: AtomicU64,
+}
+
+/// What both threads share.
+struct Shared {
+    fw: Mutex<Firewall>,
+    /// Frames read so far, both ways (numbers the `--verdicts` lines).
+    seen: AtomicU64,
+    /// `-c`.
+    count: Option<u64>,
+    /// Set when `-c` is reached or a thread failed.
+    done: AtomicBool,
+    /// SIGINT/SIGTERM.
+    signalled: &'static AtomicBool,
+    verdicts: bool,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        self.done.load(Ordering::SeqCst) || self.signalled.load(Ordering::SeqCst)
+    }
+}
+
+/// One direction of the bridge: frames read on `from` go out on `to`.
+struct Way {
+    from: String,
+    to: String,
+    ring: Capture,
+    /// Sends on `to`.
+    forward: Injector,
+    /// Sends on `from` (answers).
+    back: Injector,
+    counts: WayCounts,
+}
+
+/// How many send errors are described one by one before only being counted.
+const ERRORS_SHOWN: u64 = 5;
+
+/// How long a thread waits on its ring before looking at the stop flags again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// `@N`, `state` or `@-1`: what decided.
+fn decided_by(d: &Decision) -> String {
+    if d.from_state {
+        "state".into()
+    } else {
+        d.rule.map_or("@-1".into(), |r| format!("@{}", r.nr))
+    }
+}
+
+fn verdict_text(d: &Decision) -> String {
+    let v = if d.action == Verdict::Pass { "pass" } else { "block" };
+    format!("{v} {} {}", decided_by(d), d.reason.name())
+}
+
+fn wall_clock() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// What becomes of one frame.
+enum Fate {
+    /// Send it on (as rewritten in place).
+    Forward,
+    /// Drop it; send this answer back, if any.
+    Drop(Option<Vec<u8>>),
+}
+
+/// pf's two passes over `buf` (a frame of link type `link` read on `from`, leaving by `to`),
+/// rewriting it in place; appends the verdicts to `line`.
+fn judge(
+    fw: &mut Firewall,
+    link: u16,
+    buf: &mut [u8],
+    from: &str,
+    to: &str,
+    line: &mut String,
+) -> Fate {
+    let (at, len, vlan) = match frame::ip_of(link, buf) {
+        Frame::Other => {
+            line.push_str(" not-ip");
+            return Fate::Forward;
+        }
+        Frame::Ip { ip, vlan } => (ip.as_ptr() as usize - buf.as_ptr() as usize, ip.len(), vlan),
+    };
+    let now = wall_clock();
+    let in_if = frame::interface(from, vlan);
+    let out_if = frame::interface(to, vlan);
+    let mut meta = Meta::new(&in_if, Direction::In);
+    meta.now = now;
+    let (header, ip) = buf.split_at_mut(at);
+    let ip = &mut ip[..len];
+    let d = fw.filter(ip, &meta);
+    line.push_str(" in ");
+    line.push_str(&verdict_text(&d));
+    if d.action != Verdict::Pass {
+        return Fate::Drop(d.reply.map(|r| frame::answer_frame(link, header, &r)));
+    }
+    let mut meta = Meta::new(&out_if, Direction::Out);
+    meta.now = now;
+    meta.received_on = Some(&in_if);
+    meta.tag = d.tag.as_deref();
+    let d = fw.filter(ip, &meta);
+    line.push_str(", out ");
+    line.push_str(&verdict_text(&d));
+    if d.action != Verdict::Pass {
+        return Fate::Drop(d.reply.map(|r| frame::answer_frame(link, header, &r)));
+    }
+    Fate::Forward
+}
+
+fn send(inj: &mut Injector, frame: &[u8], counts: &WayCounts) {
+    if let Err(e) = inj.send(frame) {
+        let n = counts.send_errors.fetch_add(1, Ordering::Relaxed) + 1;
+        if n <= ERRORS_SHOWN {
+            errln!("sift: pf bridge: sending {} bytes on {}: {e}", frame.len(), inj.interface());
+        }
+    }
+}
+
+/// Reads `way.from` until the bridge stops, forwarding what pf passes; when it ends (also
+/// on an error), the other way stops too.
+fn run_way(shared: &Shared, way: &mut Way) -> anyhow::Result<()> {
+    let r = forward_way(shared, way);
+    shared.done.store(true, Ordering::SeqCst);
+    r
+}
+
+fn forward_way(shared: &Shared, way: &mut Way) -> anyhow::Result<()> {
+    let link = way.ring.link_type();
+    let mut buf = Vec::new();
+    let mut line = String::new();
+    let mut outcome: anyhow::Result<()> = Ok(());
+    let Way { from, to, ring, forward, back, counts } = way;
+    while outcome.is_ok() && !shared.stopping() {
+        let mut handle = |fr: &sift_capture::Frame<'_>| {
+            let n = shared.seen.fetch_add(1, Ordering::SeqCst) + 1;
+            if shared.count.is_some_and(|c| n > c) {
+                shared.done.store(true, Ordering::SeqCst);
+                return false;
+            }
+            counts.frames.fetch_add(1, Ordering::Relaxed);
+            buf.clear();
+            buf.extend_from_slice(fr.data);
+            line.clear();
+            let fate = {
+                let mut fw = shared.fw.lock().unwrap_or_else(PoisonError::into_inner);
+                judge(&mut fw, link, &mut buf, from, to, &mut line)
+            };
+            match fate {
+                Fate::Forward => {
+                    if line == " not-ip" {
+                        counts.not_ip.fetch_add(1, Ordering::Relaxed);
+                    }
+                    counts.passed.fetch_add(1, Ordering::Relaxed);
+                    send(forward, &buf, counts);
+                }
+                Fate::Drop(answer) => {
+                    counts.blocked.fetch_add(1, Ordering::Relaxed);
+                    if let Some(a) = answer {
+                        counts.answers.fetch_add(1, Ordering::Relaxed);
+                        send(back, &a, counts);
+                        line.push_str(" answered");
+                    }
+                }
+            }
+            if shared.verdicts {
+                let text = format!("{n} {from}>{to}{line}\n");
+                if let Err(e) = print(text) {
+                    outcome = Err(e);
+                    return false;
+                }
+            }
+            if shared.count.is_some_and(|c| n >= c) {
+                shared.done.store(true, Ordering::SeqCst);
+                return false;
+            }
+            !shared.stopping()
+        };
+        if let Err(e) = ring.dispatch(POLL, &mut handle) {
+            // A signal interrupts the wait: look at the flags again.
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(anyhow::Error::new(e).context(format!("reading {from}")));
+            }
+        }
+    }
+    outcome
+}
+
+fn open_way(from: &str, to: &str) -> anyhow::Result<Way> {
+    let mut cfg = Config::new(from);
+    // Only what arrives: the bridge's own frames are PACKET_OUTGOING and stay unread.
+    cfg.direction = RingDirection::In;
+    // A frame waits for its block to be handed over at most this long.
+    cfg.block_timeout_ms = 1;
+    cfg.buffer_bytes = 8 << 20;
+    let mut ring = Capture::open(&cfg)?;
+    let forward = Injector::open(to, false)?;
+    let back = Injector::open(from, false)?;
+    if ring.link_type() != forward.link_type() {
+        bail!(
+            "{from} (link type {}) and {to} (link type {}) cannot be bridged",
+            ring.link_type(),
+            forward.link_type()
+        );
+    }
+    ring.start()?;
+    Ok(Way {
+        from: from.to_string(),
+        to: to.to_string(),
+        ring,
+        forward,
+        back,
+        counts: WayCounts::default(),
+    })
+}
+
+fn way_summary(w: &Way, kernel_drops: u64) -> String {
+    let c = &w.counts;
+    let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let mut s = format!(
+        "{}>{}: {} frames, {} passed ({} not IP), {} blocked, {} answers",
+        w.from,
+        w.to,
+        get(&c.frames),
+        get(&c.passed),
+        get(&c.not_ip),
+        get(&c.blocked),
+        get(&c.answers)
+    );
+    if get(&c.send_errors) > 0 {
+        s.push_str(&format!(", {} send errors", get(&c.send_errors)));
+    }
+    if kernel_drops > 0 {
+        s.push_str(&format!(", {kernel_drops} dropped by the kernel"));
+    }
+    s
+}
+
+/// Runs `sift pf bridge`.
+pub fn run(args: BridgeArgs) -> anyhow::Result<ExitCode> {
+    if args.if_a == args.if_b {
+        bail!("IF_A and IF_B must be two interfaces");
+    }
+    let (name, text) = read(&args.rules).with_context(|| format!("cannot read {}", args.rules))?;
+    let host = host(&args.host)?;
+    let opts = Options { verbose: true, defines: defines(&args.define)?, ..Options::default() };
+    let out = pfctl(&name, &text, &opts, host.as_ref());
+    if out.status != 0 {
+        eprint(format_args!("{}", out.render_errors()));
+        return Ok(ExitCode::FAILURE);
+    }
+    let mut fw = Firewall::new(&out.ruleset, host.as_ref())?;
+    fw.set_settings(Settings::from_pfctl_verbose(&out.stdout)?);
+    sift_capture::check_privileges()?;
+    let mut ab = open_way(&args.if_a, &args.if_b)?;
+    let mut ba = open_way(&args.if_b, &args.if_a)?;
+    let signalled =
+        sift_capture::stop_on_signals().context("cannot install the signal handlers")?;
+    let shared = Shared {
+        fw: Mutex::new(fw),
+        seen: AtomicU64::new(0),
+        count: args.count,
+        done: AtomicBool::new(false),
+        signalled,
+        verdicts: args.verdicts,
+    };
+    errln!("sift: pf bridge: {} <-> {}", args.if_a, args.if_b);
+    let start = Instant::now();
+    let (ra, rb) = std::thread::scope(|s| {
+        let t = s.spawn(|| run_way(&shared, &mut ba));
+        let ra = run_way(&shared, &mut ab);
+        (ra, t.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a bridge thread panicked"))))
+    });
+    let secs = start.elapsed().as_secs_f64();
+    let drops = |w: &mut Way| w.ring.stats().map_or(0, |s| s.dropped);
+    let (da, db) = (drops(&mut ab), drops(&mut ba));
+    let fw = shared.fw.into_inner().unwrap_or_else(PoisonError::into_inner);
+    errln!("{}", way_summary(&ab, da));
+    errln!("{}", way_summary(&ba, db));
+    errln!(
+        "{} frames in {secs:.1} s; {} states",
+        shared.seen.load(Ordering::SeqCst).min(args.count.unwrap_or(u64::MAX)),
+        fw.states().len()
+    );
+    ra?;
+    rb?;
+    Ok(ExitCode::SUCCESS)
+}
