@@ -149,13 +149,13 @@ struct Bridge {
 }
 
 impl Bridge {
-    /// Starts the bridge between `ba` and `bb` (`$A` and `$B` in `rules`); returns once both
-    /// rings read.
-    fn start(ns: &Ns, rules: &Path) -> Bridge {
+    /// Starts the bridge between `ba` and `bb` (`$A` and `$B` in `rules`), its verdicts
+    /// written to `verdicts`; returns once both rings read.
+    fn start(ns: &Ns, rules: &Path, verdicts: &Path) -> Bridge {
         let mut child = ns
             .cmd(&[env!("CARGO_BIN_EXE_sift"), "pf", "bridge", "-f", rules.to_str().unwrap()])
-            .args(["-D", "A=ba", "-D", "B=bb", "ba", "bb"])
-            .stdout(Stdio::null())
+            .args(["-D", "A=ba", "-D", "B=bb", "--verdicts", "ba", "bb"])
+            .stdout(std::fs::File::create(verdicts).unwrap())
             .stderr(Stdio::piped())
             .spawn()
             .expect("run sift pf bridge");
@@ -253,13 +253,14 @@ impl Net {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("pf.conf");
         std::fs::write(&file, rules).unwrap();
-        let bridge = Some(Bridge::start(&middle, &file));
+        let bridge = Some(Bridge::start(&middle, &file, &dir.path().join("verdicts.txt")));
         Net { bridge, client, server, _middle: middle, dir }
     }
 
-    /// Stops the bridge; returns its summary.
-    fn stop(&mut self) -> String {
-        self.bridge.take().expect("the bridge runs").stop()
+    /// Stops the bridge; returns its summary and its `--verdicts` lines.
+    fn stop(&mut self) -> (String, String) {
+        let summary = self.bridge.take().expect("the bridge runs").stop();
+        (summary, std::fs::read_to_string(self.dir.path().join("verdicts.txt")).unwrap())
     }
 
     /// Runs the client program `args` (see [`PEER`]); returns its one line of output.
@@ -312,7 +313,7 @@ fn echo_through(rules: &str, port: u16) -> ([u32; 2], [u32; 2]) {
     let took = net.client(&["echo", SERVER, &port.to_string(), "102400"]);
     server.wait(20);
     let (at_c, at_s) = (read_sll2(&cap_c.stop()), read_sll2(&cap_s.stop()));
-    let summary = net.stop();
+    let (summary, _) = net.stop();
     let secs: f64 = took.parse().unwrap_or_else(|_| panic!("client said {took:?}"));
     eprintln!("100 KB echoed through sift pf bridge in {:.1} ms\n{summary}", secs * 1e3);
     let (seg_c, seg_s) = (segments(&at_c), segments(&at_s));
@@ -367,9 +368,14 @@ fn block_return_refuses_tcp_with_a_reset_and_udp_with_port_unreachable() {
     };
     assert!(secs < 1.0, "refused only after {secs} s");
     assert_eq!(net.client(&["udp", SERVER, "5002"]), "refused");
-    let summary = net.stop();
+    let (summary, verdicts) = net.stop();
     eprintln!("TCP refused in {:.2} ms\n{summary}", secs * 1e3);
     assert!(summary.contains("ba>bb: ") && summary.contains("2 blocked, 2 answers"), "{summary}");
+    // Each answered by its own rule (`pass` is @0).
+    for rule in ["@1", "@2"] {
+        let want = format!(" ba>bb in block {rule} match answered");
+        assert!(verdicts.lines().any(|l| l.ends_with(&want)), "no {want:?} in:\n{verdicts}");
+    }
 }
 
 #[test]
@@ -385,7 +391,7 @@ fn synproxy_completes_the_clients_handshake_before_opening_the_servers() {
     let took = net.client(&["echo", SERVER, "5001", "102400"]);
     server.wait(20);
     let (at_c, at_s) = (read_sll2(&cap_c.stop()), read_sll2(&cap_s.stop()));
-    let summary = net.stop();
+    let (summary, _) = net.stop();
     eprintln!("100 KB echoed through synproxy in {took} s\n{summary}");
     let (seg_c, seg_s) = (segments(&at_c), segments(&at_s));
     // The client's handshake: its SYN, pf's SYN-ACK, its ACK (no data).
