@@ -3,18 +3,23 @@
 //! rewriting makes of their packets.
 //!
 //! Why it exists: the offline replay (`sift pf -f RULES -r CAPTURE -w OUT`) shows what pf would
-//! send, but only a kernel receiving it shows that `modulate state`, translation, scrubbing and
-//! `block return`'s answers make working TCP. The bridge puts `Firewall::filter` between two
-//! links (two network namespaces' veth pairs in the tests, or any two Ethernet interfaces):
+//! send, but only a kernel receiving it shows that `modulate state`, `synproxy state`,
+//! translation, scrubbing and `block return`'s answers make working TCP. The bridge puts pf's
+//! whole packet path (`Firewall::process`) between two links (two network namespaces' veth
+//! pairs in the tests, or any two Ethernet interfaces):
 //!
-//! - a frame read on IF_A is judged `in on IF_A`; if it passes, `out on IF_B` (received on
-//!   IF_A, carrying the tag the first pass gave it); if that passes too it is sent on IF_B as
-//!   `filter` left it (normalized, modulated, translated, scrubbed). The same from IF_B to IF_A.
-//!   Each pass has the state table of a firewall with both interfaces, as on OpenBSD.
+//! - a frame read on IF_A is judged `in on IF_A`; each packet that goes on (the packet as pf
+//!   rewrote it, or the datagram a fragment completed) is judged `out on IF_B` (received on
+//!   IF_A, carrying the tag the first pass gave it) and, if it passes, sent on IF_B. The same
+//!   from IF_B to IF_A. Both passes share the state table, as on OpenBSD.
 //! - frames that are not IPv4 or IPv6 (ARP, …) are forwarded unchanged, as pf never sees them.
-//! - a blocked packet's answer (`block return`: a TCP RST or an ICMP unreachable,
-//!   `Decision::reply`) is sent back out of the interface the frame came from, in a frame with
-//!   the Ethernet addresses swapped (`frame::answer_frame`), also when the `out` pass blocked.
+//! - the packets pf makes itself go where pf sends them: a packet back toward the sender
+//!   (`Decision::reply`: `block return`'s TCP RST or ICMP unreachable, synproxy's SYN+ACK to
+//!   the client or ACK to the server) out of the interface the frame came from, in a frame
+//!   with the Ethernet addresses swapped (`frame::answer_frame`), also when the `out` pass made
+//!   it; a packet on in the packet's direction (`Decision::ahead`: synproxy's SYN to the
+//!   server, its ACK to the client) out of the other interface. pf's own packets are not
+//!   filtered again (OpenBSD tags them as generated).
 //!
 //! How: a `PACKET_MMAP` ring per interface that keeps only incoming frames (what the bridge
 //! sends is `PACKET_OUTGOING` there and never read back, so nothing loops) and an injector per
@@ -25,9 +30,9 @@
 //!
 //! Limits: frames are forwarded as read, so the hosts on either side must send complete
 //! checksums and segments that fit the MTU (on veth: transmit checksum offload off, which also
-//! turns off TSO; `ethtool -K DEV tx off`); a frame the outgoing interface refuses is counted
-//! as a send error. Frames are not learned or switched by address: every incoming frame
-//! crosses.
+//! turns off TSO; `ethtool -K DEV tx off`); a frame the outgoing interface refuses (a
+//! reassembled datagram larger than its MTU, too) is counted as a send error. Frames are not
+//! learned or switched by address: every incoming frame crosses.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,11 +52,13 @@ use crate::pf_cmd::{defines, host, read};
 /// `sift pf bridge`
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-A frame read on IF_A is judged `in on IF_A`, then `out on IF_B`, then sent on IF_B as pf left \
-it (normalized, modulated, translated, scrubbed); the same from IF_B to IF_A. Frames that are \
-not IP (ARP...) cross unchanged. The answer of `block return` (a TCP RST, an ICMP unreachable) \
-goes back out of the interface the blocked frame came from. Runs until SIGINT/SIGTERM or -c \
-COUNT frames, then prints frames each way, passed, blocked and states on standard error.
+A frame read on IF_A is judged `in on IF_A` (fragments reassembled first), then `out on IF_B`, \
+then sent on IF_B as pf left it (normalized, modulated, translated, scrubbed); the same from \
+IF_B to IF_A. Frames that are not IP (ARP...) cross unchanged. Packets pf sends back toward a \
+sender (the answer of `block return`: a TCP RST, an ICMP unreachable; synproxy's) go out of the \
+interface the frame came from; those it sends on (synproxy's) out of the other. Runs until \
+SIGINT/SIGTERM or -c COUNT frames, then prints frames each way, passed, held, blocked and states \
+on standard error.
 
 Needs root (CAP_NET_RAW). The hosts on either side must send complete checksums and segments \
 that fit the MTU: on veth, turn off transmit checksum offload (`ethtool -K DEV tx off`).
@@ -90,11 +97,13 @@ struct WayCounts {
     frames: AtomicU64,
     /// Frames sent on (not-IP ones included).
     passed: AtomicU64,
+    /// Frames pf kept (fragments waiting, synproxy's handshake).
+    held: AtomicU64,
     /// Frames blocked (in either pass).
     blocked: AtomicU64,
     /// Frames that were not IP.
     not_ip: AtomicU64,
-    /// Answers (`block return`) sent back.
+    /// Packets pf sent back toward a sender (`block return`'s answers, synproxy's).
     answers: AtomicU64,
     /// Frames or answers an interface refused.
     send_errors: AtomicU64,
@@ -149,64 +158,109 @@ fn decided_by(d: &Decision) -> String {
 
 fn verdict_text(d: &Decision) -> String {
     let v = if d.action == Verdict::Pass { "pass" } else { "block" };
-    format!("{v} {} {}", decided_by(d), d.reason.name())
+    let held = if d.held { " held" } else { "" };
+    format!("{v} {} {}{held}", decided_by(d), d.reason.name())
 }
 
 fn wall_clock() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// What becomes of one frame.
-enum Fate {
-    /// Not IP: send it on unchanged.
-    NotIp,
-    /// Send it on (as rewritten in place).
-    Forward,
-    /// Drop it; send this answer back, if any.
-    Drop(Option<Vec<u8>>),
+/// What pf makes of one frame.
+#[derive(Default)]
+struct Fate {
+    /// Frames that go on, out of the other interface: the packet as pf sends it (or the
+    /// datagram it completed, or that datagram cut again), and pf's own packets in the
+    /// packet's direction (`Decision::ahead`: synproxy's).
+    on: Vec<Vec<u8>>,
+    /// Frames back out of the interface the frame came from (`Decision::reply`: `block
+    /// return`'s answers, synproxy's packets toward the sender).
+    back: Vec<Vec<u8>>,
+    /// Not IP: it went on unchanged.
+    not_ip: bool,
+    /// A pass blocked it.
+    blocked: bool,
+    /// pf kept it (a fragment waiting for its datagram, synproxy's handshake).
+    held: bool,
 }
 
-/// pf's two passes over `buf` (a frame of link type `link` read on `from`, leaving by `to`),
-/// rewriting it in place; appends the verdicts to `line`.
+/// `ip` behind the link header `header` of a frame of link type `link`; on Ethernet the
+/// EtherType follows the packet's version (`af-to` changes it).
+fn frame_with(link: u16, header: &[u8], ip: &[u8]) -> Vec<u8> {
+    let mut f = [header, ip].concat();
+    let at = header.len();
+    if link == 1 && at >= 14 {
+        let ethertype: u16 = if ip.first().is_some_and(|b| b >> 4 == 6) { 0x86dd } else { 0x0800 };
+        f[at - 2..at].copy_from_slice(&ethertype.to_be_bytes());
+    }
+    f
+}
+
+/// The packets pf makes besides the one it judged, as frames: answers back, packets ahead.
+fn made(fate: &mut Fate, d: &Decision, link: u16, header: &[u8]) {
+    if let Some(r) = &d.reply {
+        fate.back.push(frame::answer_frame(link, header, r));
+    }
+    if let Some(a) = &d.ahead {
+        fate.on.push(frame_with(link, header, a));
+    }
+}
+
+/// pf's two passes over `data` (a frame of link type `link` read on `from`, leaving by `to`):
+/// `in on FROM` with pf's whole path (reassembly first), then `out on TO` for each packet that
+/// goes on; appends the verdicts to `line`.
 fn judge(
     fw: &mut Firewall,
     link: u16,
-    buf: &mut [u8],
+    data: &[u8],
     from: &str,
     to: &str,
     line: &mut String,
 ) -> Fate {
-    let (at, len, vlan) = match frame::ip_of(link, buf) {
+    let mut fate = Fate::default();
+    let (ip, vlan) = match frame::ip_of(link, data) {
         Frame::Other => {
             line.push_str(" not-ip");
-            return Fate::NotIp;
+            fate.not_ip = true;
+            fate.on.push(data.to_vec());
+            return fate;
         }
-        Frame::Ip { ip, vlan } => (ip.as_ptr() as usize - buf.as_ptr() as usize, ip.len(), vlan),
+        Frame::Ip { ip, vlan } => (ip, vlan),
     };
+    let header = &data[..ip.as_ptr() as usize - data.as_ptr() as usize];
     let now = wall_clock();
     let in_if = frame::interface(from, vlan);
     let out_if = frame::interface(to, vlan);
     let mut meta = Meta::new(&in_if, Direction::In);
     meta.now = now;
-    let (header, ip) = buf.split_at_mut(at);
-    let ip = &mut ip[..len];
-    let d = fw.filter(ip, &meta);
+    let first = fw.process(ip, &meta);
+    let d = &first.decision;
     line.push_str(" in ");
-    line.push_str(&verdict_text(&d));
+    line.push_str(&verdict_text(d));
+    made(&mut fate, d, link, header);
     if d.action != Verdict::Pass {
-        return Fate::Drop(d.reply.map(|r| frame::answer_frame(link, header, &r)));
+        fate.blocked = true;
+        return fate;
     }
+    fate.held = first.out.is_empty();
     let mut meta = Meta::new(&out_if, Direction::Out);
     meta.now = now;
     meta.received_on = Some(&in_if);
     meta.tag = d.tag.as_deref();
-    let d = fw.filter(ip, &meta);
-    line.push_str(", out ");
-    line.push_str(&verdict_text(&d));
-    if d.action != Verdict::Pass {
-        return Fate::Drop(d.reply.map(|r| frame::answer_frame(link, header, &r)));
+    for pkt in &first.out {
+        let second = fw.process(pkt, &meta);
+        let d = &second.decision;
+        line.push_str(", out ");
+        line.push_str(&verdict_text(d));
+        made(&mut fate, d, link, header);
+        if d.action != Verdict::Pass {
+            fate.blocked = true;
+            continue;
+        }
+        fate.held |= second.out.is_empty();
+        fate.on.extend(second.out.iter().map(|o| frame_with(link, header, o)));
     }
-    Fate::Forward
+    fate
 }
 
 fn send(inj: &mut Injector, frame: &[u8], counts: &WayCounts) {
@@ -228,7 +282,6 @@ fn run_way(shared: &Shared, way: &mut Way) -> anyhow::Result<()> {
 
 fn forward_way(shared: &Shared, way: &mut Way) -> anyhow::Result<()> {
     let link = way.ring.link_type();
-    let mut buf = Vec::new();
     let mut line = String::new();
     let mut outcome: anyhow::Result<()> = Ok(());
     let Way { from, to, ring, forward, back, counts } = way;
@@ -240,29 +293,29 @@ fn forward_way(shared: &Shared, way: &mut Way) -> anyhow::Result<()> {
                 return false;
             }
             counts.frames.fetch_add(1, Ordering::Relaxed);
-            buf.clear();
-            buf.extend_from_slice(fr.data);
             line.clear();
             let fate = {
                 let mut fw = shared.fw.lock().unwrap_or_else(PoisonError::into_inner);
-                judge(&mut fw, link, &mut buf, from, to, &mut line)
+                judge(&mut fw, link, fr.data, from, to, &mut line)
             };
-            match fate {
-                Fate::NotIp | Fate::Forward => {
-                    if matches!(fate, Fate::NotIp) {
-                        counts.not_ip.fetch_add(1, Ordering::Relaxed);
-                    }
-                    counts.passed.fetch_add(1, Ordering::Relaxed);
-                    send(forward, &buf, counts);
+            let count = |c: &AtomicU64, yes: bool| {
+                if yes {
+                    c.fetch_add(1, Ordering::Relaxed);
                 }
-                Fate::Drop(answer) => {
-                    counts.blocked.fetch_add(1, Ordering::Relaxed);
-                    if let Some(a) = answer {
-                        counts.answers.fetch_add(1, Ordering::Relaxed);
-                        send(back, &a, counts);
-                        line.push_str(" answered");
-                    }
-                }
+            };
+            count(&counts.not_ip, fate.not_ip);
+            count(&counts.blocked, fate.blocked);
+            count(&counts.held, fate.held && !fate.blocked);
+            count(&counts.passed, !fate.blocked && !fate.held);
+            for f in &fate.on {
+                send(forward, f, counts);
+            }
+            for f in &fate.back {
+                counts.answers.fetch_add(1, Ordering::Relaxed);
+                send(back, f, counts);
+            }
+            if !fate.back.is_empty() {
+                line.push_str(" answered");
             }
             if shared.verdicts {
                 let text = format!("{n} {from}>{to}{line}\n");
@@ -319,12 +372,13 @@ fn way_summary(w: &Way, kernel_drops: u64) -> String {
     let c = &w.counts;
     let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
     let mut s = format!(
-        "{}>{}: {} frames, {} passed ({} not IP), {} blocked, {} answers",
+        "{}>{}: {} frames, {} passed ({} not IP), {} held, {} blocked, {} answers",
         w.from,
         w.to,
         get(&c.frames),
         get(&c.passed),
         get(&c.not_ip),
+        get(&c.held),
         get(&c.blocked),
         get(&c.answers)
     );
@@ -352,6 +406,7 @@ pub fn run(args: BridgeArgs) -> anyhow::Result<ExitCode> {
     }
     let mut fw = Firewall::new(&out.ruleset, host.as_ref())?;
     fw.set_settings(Settings::from_pfctl_verbose(&out.stdout)?);
+    fw.check_limits()?;
     sift_capture::check_privileges()?;
     let mut ab = open_way(&args.if_a, &args.if_b)?;
     let mut ba = open_way(&args.if_b, &args.if_a)?;

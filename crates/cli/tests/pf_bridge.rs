@@ -15,8 +15,8 @@
 //!   datagram to a blocked port gets ICMP port unreachable (the client's recv is refused).
 //!   The server listens on both ports, so without pf's answers the connection would succeed
 //!   and the datagram go unanswered.
-//! - `synproxy state` (ignored until synproxy lands): the echo completes, the server sees no
-//!   SYN before the client's handshake is done.
+//! - `synproxy state`: the echo completes, the server sees no SYN before the client's
+//!   handshake is done.
 //!
 //! The client and server send complete checksums (transmit checksum offload is turned off on
 //! `c0` and `s0`, which also turns off TSO): the bridge forwards frames as read.
@@ -370,7 +370,10 @@ fn block_return_refuses_tcp_with_a_reset_and_udp_with_port_unreachable() {
     assert_eq!(net.client(&["udp", SERVER, "5002"]), "refused");
     let (summary, verdicts) = net.stop();
     eprintln!("TCP refused in {:.2} ms\n{summary}", secs * 1e3);
-    assert!(summary.contains("ba>bb: ") && summary.contains("2 blocked, 2 answers"), "{summary}");
+    assert!(
+        summary.contains("ba>bb: ") && summary.contains("0 held, 2 blocked, 2 answers"),
+        "{summary}"
+    );
     // Each answered by its own rule (`pass` is @0).
     for rule in ["@1", "@2"] {
         let want = format!(" ba>bb in block {rule} match answered");
@@ -379,7 +382,6 @@ fn block_return_refuses_tcp_with_a_reset_and_udp_with_port_unreachable() {
 }
 
 #[test]
-#[ignore = "synproxy lands from the lead's branch"]
 fn synproxy_completes_the_clients_handshake_before_opening_the_servers() {
     if !can_run() {
         return;
