@@ -222,3 +222,195 @@ mod tests {
         }
     }
 }
+
+/// pf's `pf_translate_icmp_af`: the type and code of an ICMP error in family `to` (with the
+/// MTU of a "too big" moved by the header difference), `None` for errors pf drops.
+fn error_type(ty: u8, code: u8, to: Family) -> Option<(u8, u8)> {
+    match to {
+        Family::Inet6 => match (ty, code) {
+            (3, 2) => Some((4, 1)), // protocol unreachable: parameter problem, next header
+            (3, 3) => Some((1, 4)), // port unreachable
+            (3, 4) => Some((2, 0)), // fragmentation needed: packet too big
+            (3, 9 | 10 | 13) => Some((1, 1)), // administratively prohibited
+            (3, 0 | 1 | 5..=8 | 11 | 12) => Some((1, 0)), // no route
+            (11, c) => Some((3, c)), // time exceeded
+            _ => None,
+        },
+        Family::Inet => match (ty, code) {
+            (1, 0 | 2 | 3) => Some((3, 1)), // host unreachable
+            (1, 1) => Some((3, 10)),        // administratively prohibited
+            (1, 4) => Some((3, 3)),         // port unreachable
+            (2, _) => Some((3, 4)),         // packet too big: fragmentation needed
+            (3, c) => Some((11, c)),        // time exceeded
+            (4, 1) => Some((3, 2)),         // unknown next header: protocol unreachable
+            _ => None,
+        },
+    }
+}
+
+/// The quoted packet of an ICMP error rebuilt in family `to` (its header from the quote, its
+/// transport bytes kept, ports set): what `pf_change_icmp_af` makes of the inner header. A
+/// UDP checksum the quote holds moves between pseudo-headers.
+fn quoted(
+    q: &[u8],
+    from: Family,
+    to: Family,
+    (src, sport): (u128, u16),
+    (dst, dport): (u128, u16),
+) -> Option<Vec<u8>> {
+    let (hlen, proto, ttl, tos, stated) = match from {
+        Family::Inet => {
+            let hl = usize::from(*q.first()? & 0x0f) * 4;
+            let stated = usize::from(u16::from_be_bytes([*q.get(2)?, *q.get(3)?]));
+            (hl, *q.get(9)?, *q.get(8)?, *q.get(1)?, stated.checked_sub(hl)?)
+        }
+        Family::Inet6 => {
+            let stated = usize::from(u16::from_be_bytes([*q.get(4)?, *q.get(5)?]));
+            let tc = (u16::from_be_bytes([*q.first()?, *q.get(1)?]) >> 4) as u8;
+            (40, *q.get(6)?, *q.get(7)?, tc, stated)
+        }
+    };
+    let (old_src, old_dst) = match from {
+        Family::Inet => (q.get(12..16)?, q.get(16..20)?),
+        Family::Inet6 => (q.get(8..24)?, q.get(24..40)?),
+    };
+    let mut t = q.get(hlen..)?.to_vec();
+    let (nsrc, ndst) = (addr_bytes(src, to), addr_bytes(dst, to));
+    let nproto = other_proto(proto);
+    match proto {
+        ipproto::TCP | ipproto::UDP if t.len() >= 4 => {
+            let sum_at = if proto == ipproto::UDP { Some(6) } else { Some(16) };
+            let held = sum_at.filter(|&a| a + 2 <= t.len() && t[a..a + 2] != [0, 0]);
+            let fix = |t: &mut [u8], at: usize, old: u16, new: u16| {
+                let c = u16::from_be_bytes([t[at], t[at + 1]]);
+                let n = !fold(u64::from(!c) + u64::from(!old) + u64::from(new));
+                t[at..at + 2].copy_from_slice(&n.to_be_bytes());
+            };
+            if let Some(at) = held {
+                fix(&mut t, at, addr_sum(old_src, old_dst), addr_sum(&nsrc, &ndst));
+            }
+            for (i, port) in [sport, dport].into_iter().enumerate() {
+                let old = u16::from_be_bytes([t[2 * i], t[2 * i + 1]]);
+                if let Some(at) = held {
+                    fix(&mut t, at, old, port);
+                }
+                t[2 * i..2 * i + 2].copy_from_slice(&port.to_be_bytes());
+            }
+        }
+        ipproto::ICMP | ipproto::ICMPV6 if t.len() >= 6 => {
+            // An echo quoted: its type in the new family and its id; its checksum is not
+            // held whole by most quotes and is left.
+            t[0] = other_echo(t[0], to)?;
+            t[4..6].copy_from_slice(&sport.to_be_bytes());
+        }
+        _ => {}
+    }
+    let mut out = match to {
+        Family::Inet => {
+            let total = (20 + stated) as u16;
+            let mut h = vec![0x45, tos, 0, 0, 0, 0, 0x40, 0, ttl, nproto, 0, 0];
+            h[2..4].copy_from_slice(&total.to_be_bytes());
+            h.extend(&nsrc);
+            h.extend(&ndst);
+            let c = sift_wire::checksum::internet(&h);
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            h
+        }
+        Family::Inet6 => {
+            let flow = 0x6000_0000u32 | u32::from(tos) << 20;
+            let mut h = flow.to_be_bytes().to_vec();
+            h.extend((stated as u16).to_be_bytes());
+            h.extend([nproto, ttl]);
+            h.extend(&nsrc);
+            h.extend(&ndst);
+            h
+        }
+    };
+    out.extend(t);
+    Some(out)
+}
+
+/// An ICMP error about an `af-to` connection rebuilt in family `to` (pf's
+/// `pf_test_state_icmp` for af-to states): the error's own addresses `outer`, its type and
+/// code mapped, the packet it quotes rebuilt with `quoted_src`/`quoted_dst`; the message's
+/// checksum computed anew (ICMPv6's over its pseudo-header). `None` when pf would drop it.
+pub(crate) fn translate_error(
+    bytes: &[u8],
+    to: Family,
+    outer: (u128, u128),
+    quoted_src: (u128, u16),
+    quoted_dst: (u128, u16),
+) -> Option<Vec<u8>> {
+    let p = Packet::parse(bytes).ok()?;
+    if p.af == to || p.fragment {
+        return None;
+    }
+    let m = p.l4();
+    // The message is rebuilt whole, so its checksum is computed anew: an error whose
+    // checksum was wrong is not translated (it would come out right).
+    let (s, d) = match p.af {
+        Family::Inet => (&bytes[12..16], &bytes[16..20]),
+        Family::Inet6 => (&bytes[8..24], &bytes[24..40]),
+    };
+    let start = match p.af {
+        Family::Inet => 0,
+        Family::Inet6 => sift_wire::checksum::pseudo(s, d, ipproto::ICMPV6, m.len() as u32),
+    };
+    if sift_wire::checksum::finish(add(start, m)) != 0 {
+        return None;
+    }
+    let (ty, code) = error_type(*m.first()?, *m.get(1)?, to)?;
+    let mut hdr = m.get(..8)?.to_vec();
+    hdr[0] = ty;
+    hdr[1] = code;
+    hdr[2..4].fill(0);
+    if ty == 2 && to == Family::Inet6 {
+        // Packet too big: the MTU grows by the header difference (IPv4's next-hop MTU is in
+        // the low half of the word).
+        let mtu = u32::from(u16::from_be_bytes([hdr[6], hdr[7]])) + 20;
+        hdr[4..8].copy_from_slice(&mtu.to_be_bytes());
+    } else if ty == 3 && code == 4 && to == Family::Inet {
+        let mtu = u32::from_be_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]).saturating_sub(20);
+        hdr[4..6].fill(0);
+        hdr[6..8].copy_from_slice(&(mtu.min(0xffff) as u16).to_be_bytes());
+    } else if ty == 4 && to == Family::Inet6 {
+        // Parameter problem, next header: the pointer at IPv6's next header field.
+        hdr[4..8].copy_from_slice(&6u32.to_be_bytes());
+    } else {
+        hdr[4..8].fill(0);
+    }
+    let inner = quoted(m.get(8..)?, p.af, to, quoted_src, quoted_dst)?;
+    let mut msg = hdr;
+    msg.extend(inner);
+    let (src, dst) = (addr_bytes(outer.0, to), addr_bytes(outer.1, to));
+    let start = match to {
+        Family::Inet => 0,
+        Family::Inet6 => sift_wire::checksum::pseudo(&src, &dst, ipproto::ICMPV6, msg.len() as u32),
+    };
+    let c = sift_wire::checksum::finish(add(start, &msg));
+    msg[2..4].copy_from_slice(&c.to_be_bytes());
+    let proto = if to == Family::Inet { ipproto::ICMP } else { ipproto::ICMPV6 };
+    let mut out = match to {
+        Family::Inet => {
+            let total = (20 + msg.len()) as u16;
+            let mut h = vec![0x45, p.tos, 0, 0, 0, 0, 0, 0, p.ttl, proto, 0, 0];
+            h[2..4].copy_from_slice(&total.to_be_bytes());
+            h.extend(&src);
+            h.extend(&dst);
+            let c = sift_wire::checksum::internet(&h);
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            h
+        }
+        Family::Inet6 => {
+            let flow = 0x6000_0000u32 | u32::from(p.tos) << 20;
+            let mut h = flow.to_be_bytes().to_vec();
+            h.extend((msg.len() as u16).to_be_bytes());
+            h.extend([proto, p.ttl]);
+            h.extend(&src);
+            h.extend(&dst);
+            h
+        }
+    };
+    out.extend(msg);
+    Some(out)
+}

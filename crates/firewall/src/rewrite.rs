@@ -44,6 +44,21 @@ pub enum Rewrite {
         /// the error names the numbers the host sent).
         seq_back: u32,
     },
+    /// An ICMP error about an `af-to` connection, rebuilt in the other family: its own
+    /// addresses, and the packet it quotes with these addresses and ports
+    /// ([`Firewall::process`](crate::Firewall::process) makes it).
+    AfError {
+        /// The new family.
+        af: Family,
+        /// The error's new source (the sender's address mapped into the family).
+        src: u128,
+        /// The error's new destination.
+        dst: u128,
+        /// The quoted packet's new source and port.
+        qsrc: (u128, u16),
+        /// The quoted packet's new destination and port.
+        qdst: (u128, u16),
+    },
     /// `af-to`: the packet is rebuilt in the other family with these addresses and ports;
     /// [`Firewall::process`](crate::Firewall::process) makes the new packet ([`apply`] cannot:
     /// its length changes).
@@ -202,7 +217,7 @@ pub fn apply(bytes: &mut [u8], rw: &Rewrite) -> bool {
         Rewrite::Quoted { src, sport, dst, dport, seq_back } => {
             quoted(bytes, &l, [src, dst], [sport, dport], seq_back)
         }
-        Rewrite::Af { .. } => false,
+        Rewrite::Af { .. } | Rewrite::AfError { .. } => false,
     }
 }
 

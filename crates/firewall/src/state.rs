@@ -151,7 +151,7 @@ pub struct Peer {
 /// Which key of `s` a packet of family `af` going `dir` is looked up by: the wire key going
 /// in, the stack key going out; an `af-to` state met from its other family the other way
 /// round (pf's `PF_REVERSED_KEY`).
-fn key_side(s: &State, dir: Direction, af: Family) -> usize {
+pub(crate) fn key_side(s: &State, dir: Direction, af: Family) -> usize {
     let reversed = s.key[0].af != s.key[1].af && s.key[0].af != af;
     usize::from((dir == Direction::Out) != reversed)
 }

@@ -126,9 +126,18 @@ impl Firewall {
         let mut d = self.filter(&mut bytes, meta);
         if d.action == Verdict::Pass
             && !d.held
-            && let Some(Rewrite::Af { af, src, sport, dst, dport }) = d.rewrite
+            && let Some(rw @ (Rewrite::Af { .. } | Rewrite::AfError { .. })) = d.rewrite
         {
-            match crate::afto::translate(&bytes, af, (src, sport), (dst, dport)) {
+            let rebuilt = match rw {
+                Rewrite::Af { af, src, sport, dst, dport } => {
+                    crate::afto::translate(&bytes, af, (src, sport), (dst, dport))
+                }
+                Rewrite::AfError { af, src, dst, qsrc, qdst } => {
+                    crate::afto::translate_error(&bytes, af, (src, dst), qsrc, qdst)
+                }
+                _ => None,
+            };
+            match rebuilt {
                 Some(b) => bytes = b,
                 None => {
                     d.action = Verdict::Block;
@@ -490,10 +499,23 @@ impl Firewall {
         };
         let s = self.states.get(id).expect("found");
         if s.key[0].af != s.key[1].af {
-            // An error about an af-to connection would have its quote rebuilt in the other
-            // family too; sift does not translate those.
-            let mut d = self.state_decision(id, meta.dir, pkt.af, Err(Reason::Translate));
-            d.rewrite = None;
+            // An error about an af-to connection goes on in the other family, its quote
+            // rebuilt too: the quoted source is at `qs` in the key that matched, and at the
+            // other end of the other (reversed) key.
+            let m = crate::state::key_side(s, meta.dir, q.af);
+            let nk = s.key[1 - m];
+            let qs = usize::from(qdir == Direction::Out);
+            let (qsrc, qdst) = ((nk.addr[1 - qs], nk.port[1 - qs]), (nk.addr[qs], nk.port[qs]));
+            // The error's sender, mapped as the remote side is: into the NAT64 prefix, or out
+            // of it.
+            let sender = match nk.af {
+                crate::Family::Inet6 => crate::afto::embed(pkt.src, qdst.0, 96),
+                crate::Family::Inet => crate::afto::extract(pkt.src, 96),
+            };
+            let rw = Rewrite::AfError { af: nk.af, src: sender, dst: qsrc.0, qsrc, qdst };
+            self.count(id, s.direction == meta.dir, pkt.len);
+            let mut d = self.state_decision(id, meta.dir, pkt.af, Ok(()));
+            d.rewrite = Some(rw);
             return Lookup::Done(d);
         }
         let sender_is_src = s.direction == qdir;
