@@ -191,38 +191,6 @@ pub(crate) fn translate(
     Some(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn v6(s: &str) -> u128 {
-        u128::from(s.parse::<std::net::Ipv6Addr>().unwrap())
-    }
-
-    fn v4(s: &str) -> u128 {
-        u128::from(u32::from(s.parse::<std::net::Ipv4Addr>().unwrap())) << 96
-    }
-
-    /// RFC 6052 section 2.4's table: 192.0.2.33 under 2001:db8::/32 … /96.
-    #[test]
-    fn rfc6052_examples() {
-        let cases = [
-            (32, "2001:db8:c000:221::"),
-            (40, "2001:db8:1c0:2:21::"),
-            (48, "2001:db8:122:c000:2:2100::"),
-            (56, "2001:db8:122:3c0:0:221::"),
-            (64, "2001:db8:122:344:c0:2:2100:0"),
-            (96, "2001:db8:122:344::192.0.2.33"),
-        ];
-        for (len, want) in cases {
-            let prefix = if len == 32 { v6("2001:db8::") } else { v6("2001:db8:122:344::") };
-            let got = embed(v4("192.0.2.33"), prefix, len);
-            assert_eq!(got, v6(want), "/{len}");
-            assert_eq!(extract(got, len), v4("192.0.2.33"), "/{len}");
-        }
-    }
-}
-
 /// pf's `pf_translate_icmp_af`: the type and code of an ICMP error in family `to` (with the
 /// MTU of a "too big" moved by the header difference), `None` for errors pf drops.
 fn error_type(ty: u8, code: u8, to: Family) -> Option<(u8, u8)> {
@@ -413,4 +381,36 @@ pub(crate) fn translate_error(
     };
     out.extend(msg);
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v6(s: &str) -> u128 {
+        u128::from(s.parse::<std::net::Ipv6Addr>().unwrap())
+    }
+
+    fn v4(s: &str) -> u128 {
+        u128::from(u32::from(s.parse::<std::net::Ipv4Addr>().unwrap())) << 96
+    }
+
+    /// RFC 6052 section 2.4's table: 192.0.2.33 under 2001:db8::/32 … /96.
+    #[test]
+    fn rfc6052_examples() {
+        let cases = [
+            (32, "2001:db8:c000:221::"),
+            (40, "2001:db8:1c0:2:21::"),
+            (48, "2001:db8:122:c000:2:2100::"),
+            (56, "2001:db8:122:3c0:0:221::"),
+            (64, "2001:db8:122:344:c0:2:2100:0"),
+            (96, "2001:db8:122:344::192.0.2.33"),
+        ];
+        for (len, want) in cases {
+            let prefix = if len == 32 { v6("2001:db8::") } else { v6("2001:db8:122:344::") };
+            let got = embed(v4("192.0.2.33"), prefix, len);
+            assert_eq!(got, v6(want), "/{len}");
+            assert_eq!(extract(got, len), v4("192.0.2.33"), "/{len}");
+        }
+    }
 }
