@@ -6,8 +6,10 @@
 //!
 //! Why its own module: unlike the other translations the packet changes length and
 //! protocol, so it cannot be rewritten in place; [`Firewall::process`](crate::Firewall::process)
-//! makes the new packet. ICMP errors of af-to states are not translated (pf rebuilds the
-//! packet they quote too); they are dropped with pf's `translate` reason.
+//! makes the new packet. ICMP errors of af-to connections are rebuilt too
+//! ([`translate_error`]: type and code mapped as `pf_translate_icmp_af`, the quoted packet in
+//! the new family); their checksum is computed anew, so an error whose checksum was wrong is
+//! dropped rather than repaired.
 
 use sift_wire::checksum::{add, fold};
 use sift_wire::ipproto;
