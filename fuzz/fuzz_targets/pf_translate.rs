@@ -1,5 +1,5 @@
-//! Any sequence of packets through pf's whole path with translation, modulation, synproxy,
-//! scrub and reassembly on (`Firewall::process`): the first byte of each record picks its
+//! Any sequence of packets through pf's whole path with translation (af-to included),
+//! modulation, synproxy, scrub and reassembly on (`Firewall::process`): the first byte of each record picks its
 //! direction and a clock step, the next two its length, the rest is the packet. No panic, no
 //! unbounded growth (states and held fragments stay under the limits), every packet sent on
 //! parses, and a translated TCP/UDP packet whose checksum held still holds.
@@ -21,6 +21,7 @@ const RULES: &str = "set limit { states 64, frags 64, src-nodes 16 }\n\
     block return in on em0 proto { tcp udp } to port 23\n\
     pass out modulate state\n\
     pass in quick proto tcp to port 22 synproxy state\n\
+    pass in quick on em0 inet6 to 64:ff9b::/96 af-to inet from 192.0.2.77\n\
     pass in\n";
 
 fn firewall() -> Firewall {
