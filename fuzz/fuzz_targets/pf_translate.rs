@@ -1,6 +1,7 @@
 //! Any sequence of packets through pf's whole path with translation (af-to included),
-//! modulation, synproxy, scrub and reassembly on (`Firewall::process`): the first byte of each record picks its
-//! direction and a clock step, the next two its length, the rest is the packet. No panic, no
+//! modulation, synproxy, scrub and reassembly on (`Firewall::process`): the first byte of each
+//! record picks its direction and a clock step, the next two its length, the rest is the
+//! packet. No panic, no
 //! unbounded growth (states and held fragments stay under the limits), every packet sent on
 //! parses, and a translated TCP/UDP packet whose checksum held still holds.
 #![no_main]
