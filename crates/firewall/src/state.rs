@@ -144,8 +144,6 @@ pub struct Peer {
     /// What pf adds to this side's sequence numbers on their way (`modulate state`,
     /// `synproxy state`); 0: none.
     pub seqdiff: u32,
-    /// The MSS pf announces for this side while it proxies the handshake (`synproxy`).
-    pub mss: u16,
 }
 
 /// Which key of `s` a packet of family `af` going `dir` is looked up by: the wire key going
@@ -231,6 +229,9 @@ pub struct State {
     pub(crate) purge: bool,
     /// Counted as an established connection of its source node.
     pub(crate) tcp_est: bool,
+    /// Its scrub options: 0 none, else 1 + their index in the table's interned options (a
+    /// number here keeps the options' bytes out of the first four cache lines).
+    pub(crate) scrub: u16,
     /// The rule that created it (`None`: pf's default rule).
     pub rule: Option<RuleId>,
     /// The anchor rule whose rule set holds `rule`.
@@ -245,8 +246,8 @@ pub struct State {
     /// The translation pool address it holds, for `least-states`: (rule, rdr side, address).
     /// (Boxed: only `least-states` pools use it, and a state of a million should stay small.)
     pub(crate) pool_addr: Option<Box<(RuleId, bool, u128)>>,
-    /// The scrub options its packets get (from the rules that created it).
-    pub scrub: Option<crate::scrub::ScrubOpts>,
+    /// The MSS pf announces to the client while it proxies the handshake (`synproxy`).
+    pub(crate) proxy_mss: u16,
     /// `reassemble tcp`: each side's normalization data (creating side first).
     pub(crate) tcp_scrub: Option<Box<[crate::tcp_scrub::PeerScrub; 2]>>,
 }
@@ -290,6 +291,8 @@ pub struct StateTable {
     pub(crate) src_nodes: HashMap<SrcKey, SrcNode, RandomState>,
     /// States per translation pool address (`least-states`).
     pool_counts: HashMap<(RuleId, bool, u128), u32>,
+    /// The distinct scrub options states hold ([`State`]'s `scrub` indexes them).
+    scrubs: Vec<crate::scrub::ScrubOpts>,
     cursor: usize,
     /// Slots the purge still owes (see [`StateTable::tick`]).
     purge_debt: usize,
@@ -319,6 +322,7 @@ impl StateTable {
             last_hash: None,
             src_nodes: HashMap::with_hasher(RandomState::new()),
             pool_counts: HashMap::new(),
+            scrubs: Vec::new(),
             cursor: 0,
             purge_debt: 0,
             clock: 0,
@@ -353,6 +357,24 @@ impl StateTable {
     /// Bytes the table holds now (slots and index, allocated capacity).
     pub fn memory(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Option<State>>() + self.index.memory()
+    }
+
+    /// The number a state holds for scrub options `o` (interned: rule sets have few).
+    pub(crate) fn scrub_index(&mut self, o: Option<crate::scrub::ScrubOpts>) -> u16 {
+        let Some(o) = o else { return 0 };
+        if let Some(i) = self.scrubs.iter().position(|x| *x == o) {
+            return i as u16 + 1;
+        }
+        if self.scrubs.len() >= usize::from(u16::MAX - 1) {
+            return 0;
+        }
+        self.scrubs.push(o);
+        self.scrubs.len() as u16
+    }
+
+    /// The scrub options of state `s`.
+    pub fn scrub_of(&self, s: &State) -> Option<crate::scrub::ScrubOpts> {
+        self.scrubs.get(usize::from(s.scrub).checked_sub(1)?).copied()
     }
 
     /// How many source tracking nodes.
@@ -858,6 +880,19 @@ impl State {
 mod tests {
     use super::*;
 
+    /// What an established flow's packet reads of its state (keys, clock, peers, counters,
+    /// limits, flags, scrub number, rule and anchor) lies in the first four cache lines.
+    #[test]
+    fn per_packet_fields_fit_four_cache_lines() {
+        use std::mem::{offset_of, size_of};
+        let end = |off: usize, len: usize| off + len;
+        assert!(end(offset_of!(State, anchor), size_of::<Option<RuleId>>()) <= 256);
+        assert!(end(offset_of!(State, scrub), 2) <= 256);
+        assert!(end(offset_of!(State, limits), 4) <= 256);
+        assert!(end(offset_of!(State, dst), size_of::<Peer>()) <= 256);
+        assert_eq!(size_of::<State>() % 64, 0);
+    }
+
     fn key(a: u128, b: u128) -> StateKey {
         StateKey { af: Family::Inet, proto: 17, rdomain: 0, addr: [a, b], port: [1, 2] }
     }
@@ -886,7 +921,8 @@ mod tests {
             purge: false,
             hash: [0; 2],
             pool_addr: None,
-            scrub: None,
+            scrub: 0,
+            proxy_mss: 0,
             tcp_scrub: None,
         }
     }

@@ -344,7 +344,9 @@ impl Firewall {
             Ok(()) => d.action = Verdict::Pass,
             Err(r) => d.reason = r,
         }
-        d.scrub = s.scrub;
+        if s.scrub != 0 {
+            d.scrub = self.states.scrub_of(s);
+        }
         d.rewrite = state_rewrite(s, dir, af);
         d
     }
@@ -393,7 +395,8 @@ impl Firewall {
                 };
                 // `reassemble tcp`: the TTL floor and the timestamps, on a segment tracking took.
                 let mut ttl_floor = 0;
-                let scrubbed = if res.is_ok() && s.tcp_scrub.is_some() {
+                // The scrub number is hot; the boxed data is looked at only when it is set.
+                let scrubbed = if res.is_ok() && s.scrub != 0 && s.tcp_scrub.is_some() {
                     let r = crate::eval::next_random(&mut self.rng) as u32;
                     Some(crate::tcp_scrub::stateful(s, &seg, from_src, pkt.ttl, now, r))
                 } else {
@@ -624,7 +627,8 @@ impl Firewall {
         let mut s = State {
             key: keys,
             pool_addr,
-            scrub: d.scrub,
+            scrub: 0,
+            proxy_mss: 0,
             tcp_scrub: None,
             direction: meta.dir,
             ifname: if_bound.then(|| self.states.intern(meta.ifname)),
@@ -674,6 +678,7 @@ impl Firewall {
             ipproto::ICMP | ipproto::ICMPV6 => s.timeout = tm::ICMP_FIRST,
             _ => s.src.state = udps::SINGLE,
         }
+        s.scrub = self.states.scrub_index(d.scrub);
         let id = self.states.insert(s, now)?;
         self.states.limits[limits as usize].states += 1;
         if let Some(k) = src_node {

@@ -77,7 +77,7 @@ impl Firewall {
         let Some(s) = self.states.get_mut(id) else { return };
         s.src.state = tcps::PROXY_SRC;
         s.src.seqhi = iss;
-        s.src.mss = mss;
+        s.proxy_mss = mss;
         let synack = self.own(
             pkt.af,
             (pkt.dst, pkt.dport),
@@ -133,7 +133,7 @@ impl Firewall {
                     return Some(d);
                 }
                 // The client sent its SYN again: so does pf its SYN+ACK.
-                let (iss, mss) = (s.src.seqhi, s.src.mss);
+                let (iss, mss) = (s.src.seqhi, s.proxy_mss);
                 d.reply = Some(self.own(
                     pkt.af,
                     (pkt.dst, pkt.dport),
@@ -167,7 +167,7 @@ impl Firewall {
             if dst_iss == 1 {
                 dst_iss = next_random(&mut self.rng) as u32;
             }
-            let mss = s.src.mss;
+            let mss = s.proxy_mss;
             let st = self.states.get_mut(id)?;
             st.src.max_win = seg.win.max(1);
             st.dst.seqhi = dst_iss;
