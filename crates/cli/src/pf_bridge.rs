@@ -43,11 +43,9 @@ use anyhow::{Context, bail};
 use sift_capture::{Capture, Config, Direction as RingDirection, Injector};
 use sift_firewall::frame::{self, Frame};
 use sift_firewall::packet::{Direction, Meta};
-use sift_firewall::{Decision, Firewall, Settings, Verdict};
-use sift_pf::{Options, pfctl};
+use sift_firewall::{Decision, Firewall, Verdict};
 
-use crate::console::{eprint, errln, print};
-use crate::pf_cmd::{defines, host, read};
+use crate::console::{errln, print};
 
 /// `sift pf bridge`
 #[derive(Debug, clap::Args)]
@@ -396,17 +394,9 @@ pub fn run(args: BridgeArgs) -> anyhow::Result<ExitCode> {
     if args.if_a == args.if_b {
         bail!("IF_A and IF_B must be two interfaces");
     }
-    let (name, text) = read(&args.rules).with_context(|| format!("cannot read {}", args.rules))?;
-    let host = host(&args.host)?;
-    let opts = Options { verbose: true, defines: defines(&args.define)?, ..Options::default() };
-    let out = pfctl(&name, &text, &opts, host.as_ref());
-    if out.status != 0 {
-        eprint(format_args!("{}", out.render_errors()));
+    let Some(fw) = crate::pf_cmd::load_firewall(&args.rules, &args.host, &args.define)? else {
         return Ok(ExitCode::FAILURE);
-    }
-    let mut fw = Firewall::new(&out.ruleset, host.as_ref())?;
-    fw.set_settings(Settings::from_pfctl_verbose(&out.stdout)?);
-    fw.check_limits()?;
+    };
     sift_capture::check_privileges()?;
     let mut ab = open_way(&args.if_a, &args.if_b)?;
     let mut ba = open_way(&args.if_b, &args.if_a)?;

@@ -122,7 +122,7 @@ pub struct CheckArgs {
     host: String,
 }
 
-pub(crate) fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
+fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
     match name {
         "system" => Ok(Box::new(SystemHost::load())),
         "openbsd" => Ok(Box::new(FixtureHost::openbsd("."))),
@@ -130,7 +130,7 @@ pub(crate) fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
     }
 }
 
-pub(crate) fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     list.iter()
         .map(|d| match d.rsplit_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
@@ -140,7 +140,7 @@ pub(crate) fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> 
 }
 
 /// Reads `file` (`-`: standard input, named `stdin` in messages as pfctl names it).
-pub(crate) fn read(file: &str) -> std::io::Result<(String, String)> {
+fn read(file: &str) -> std::io::Result<(String, String)> {
     if file == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
@@ -210,23 +210,37 @@ fn create(path: &str, link: sift_pcap::LinkType) -> anyhow::Result<Out> {
     )?)
 }
 
+/// The firewall of rule set `rules` as `sift pf run` and `sift pf bridge` load it (names from
+/// `host`, macros from `defines`; `set` options and limits applied); `None` when the rule set
+/// has mistakes (printed, located, on standard error).
+pub(crate) fn load_firewall(
+    rules: &str,
+    host_name: &str,
+    define: &[String],
+) -> anyhow::Result<Option<sift_firewall::Firewall>> {
+    let (name, text) = read(rules).with_context(|| format!("cannot read {rules}"))?;
+    let host = host(host_name)?;
+    let opts = Options { verbose: true, defines: defines(define)?, ..Options::default() };
+    let out = pfctl(&name, &text, &opts, host.as_ref());
+    if out.status != 0 {
+        eprint(format_args!("{}", out.render_errors()));
+        return Ok(None);
+    }
+    let mut fw = sift_firewall::Firewall::new(&out.ruleset, host.as_ref())?;
+    fw.set_settings(sift_firewall::Settings::from_pfctl_verbose(&out.stdout)?);
+    fw.check_limits()?;
+    Ok(Some(fw))
+}
+
 /// `sift pf run`
 fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
     use sift_firewall::frame::{self, Frame};
     use sift_firewall::packet::{Direction, Meta};
-    use sift_firewall::{Firewall, Settings, Verdict, pflog};
+    use sift_firewall::{Verdict, pflog};
 
-    let (name, text) = read(&args.rules).with_context(|| format!("cannot read {}", args.rules))?;
-    let host = host(&args.host)?;
-    let opts = Options { verbose: true, defines: defines(&args.define)?, ..Options::default() };
-    let out = pfctl(&name, &text, &opts, host.as_ref());
-    if out.status != 0 {
-        eprint(format_args!("{}", out.render_errors()));
+    let Some(mut fw) = load_firewall(&args.rules, &args.host, &args.define)? else {
         return Ok(ExitCode::FAILURE);
-    }
-    let mut fw = Firewall::new(&out.ruleset, host.as_ref())?;
-    fw.set_settings(Settings::from_pfctl_verbose(&out.stdout)?);
-    fw.check_limits()?;
+    };
     let mut reader = sift_pcap::open(std::path::Path::new(&args.capture))
         .with_context(|| format!("cannot read {}", args.capture))?;
     let mut passed = None;

@@ -96,6 +96,40 @@ fn addr_sum(src: &[u8], dst: &[u8]) -> u16 {
     fold(add(add(0, src), dst))
 }
 
+/// The IP header pf's `pf_translate_af` writes in family `to` for a payload of `len` bytes:
+/// IPv4 with identification 0 (DF set when `df`) and its checksum, or IPv6 with the traffic
+/// class; `(tos, ttl, proto)` carried over.
+fn ip_header(
+    to: Family,
+    (tos, ttl, proto): (u8, u8, u8),
+    len: usize,
+    src: &[u8],
+    dst: &[u8],
+    df: bool,
+) -> Vec<u8> {
+    let mut h = match to {
+        Family::Inet => {
+            let off = if df { 0x40 } else { 0 };
+            let mut h = vec![0x45, tos, 0, 0, 0, 0, off, 0, ttl, proto, 0, 0];
+            h[2..4].copy_from_slice(&((20 + len) as u16).to_be_bytes());
+            h
+        }
+        Family::Inet6 => {
+            let mut h = (0x6000_0000u32 | u32::from(tos) << 20).to_be_bytes().to_vec();
+            h.extend((len as u16).to_be_bytes());
+            h.extend([proto, ttl]);
+            h
+        }
+    };
+    h.extend(src);
+    h.extend(dst);
+    if to == Family::Inet {
+        let c = sift_wire::checksum::internet(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+    }
+    h
+}
+
 /// The packet in `bytes` rebuilt in family `to` with these addresses and ports (for ICMP the
 /// query id), as pf's `pf_translate_af` does; `None` when it cannot be (an ICMP message that
 /// is not an echo, a fragment, bytes that are not a packet).
@@ -168,27 +202,7 @@ pub(crate) fn translate(
         }
         _ => {}
     }
-    let mut out = match to {
-        Family::Inet => {
-            let total = (20 + t.len()) as u16;
-            let mut h = vec![0x45, tos, 0, 0, 0, 0, 0x40, 0, ttl, proto, 0, 0];
-            h[2..4].copy_from_slice(&total.to_be_bytes());
-            h.extend(&nsrc);
-            h.extend(&ndst);
-            let c = sift_wire::checksum::internet(&h);
-            h[10..12].copy_from_slice(&c.to_be_bytes());
-            h
-        }
-        Family::Inet6 => {
-            let flow = 0x6000_0000u32 | u32::from(tos) << 20;
-            let mut h = flow.to_be_bytes().to_vec();
-            h.extend(len.to_be_bytes());
-            h.extend([proto, ttl]);
-            h.extend(&nsrc);
-            h.extend(&ndst);
-            h
-        }
-    };
+    let mut out = ip_header(to, (tos, ttl, proto), t.len(), &nsrc, &ndst, true);
     out.extend(t);
     Some(out)
 }
@@ -275,27 +289,7 @@ fn quoted(
         }
         _ => {}
     }
-    let mut out = match to {
-        Family::Inet => {
-            let total = (20 + stated) as u16;
-            let mut h = vec![0x45, tos, 0, 0, 0, 0, 0x40, 0, ttl, nproto, 0, 0];
-            h[2..4].copy_from_slice(&total.to_be_bytes());
-            h.extend(&nsrc);
-            h.extend(&ndst);
-            let c = sift_wire::checksum::internet(&h);
-            h[10..12].copy_from_slice(&c.to_be_bytes());
-            h
-        }
-        Family::Inet6 => {
-            let flow = 0x6000_0000u32 | u32::from(tos) << 20;
-            let mut h = flow.to_be_bytes().to_vec();
-            h.extend((stated as u16).to_be_bytes());
-            h.extend([nproto, ttl]);
-            h.extend(&nsrc);
-            h.extend(&ndst);
-            h
-        }
-    };
+    let mut out = ip_header(to, (tos, ttl, nproto), stated, &nsrc, &ndst, true);
     out.extend(t);
     Some(out)
 }
@@ -360,27 +354,7 @@ pub(crate) fn translate_error(
     let c = sift_wire::checksum::finish(add(start, &msg));
     msg[2..4].copy_from_slice(&c.to_be_bytes());
     let proto = if to == Family::Inet { ipproto::ICMP } else { ipproto::ICMPV6 };
-    let mut out = match to {
-        Family::Inet => {
-            let total = (20 + msg.len()) as u16;
-            let mut h = vec![0x45, p.tos, 0, 0, 0, 0, 0, 0, p.ttl, proto, 0, 0];
-            h[2..4].copy_from_slice(&total.to_be_bytes());
-            h.extend(&src);
-            h.extend(&dst);
-            let c = sift_wire::checksum::internet(&h);
-            h[10..12].copy_from_slice(&c.to_be_bytes());
-            h
-        }
-        Family::Inet6 => {
-            let flow = 0x6000_0000u32 | u32::from(p.tos) << 20;
-            let mut h = flow.to_be_bytes().to_vec();
-            h.extend((msg.len() as u16).to_be_bytes());
-            h.extend([proto, p.ttl]);
-            h.extend(&src);
-            h.extend(&dst);
-            h
-        }
-    };
+    let mut out = ip_header(to, (p.tos, p.ttl, proto), msg.len(), &src, &dst, false);
     out.extend(msg);
     Some(out)
 }
