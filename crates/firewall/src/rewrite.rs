@@ -76,24 +76,31 @@ pub enum Rewrite {
     },
 }
 
-/// Where the parts of a packet are.
-struct Layout {
+/// Where the parts of a packet are (read once; rewriting moves none of them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
     af: Family,
     proto: u8,
     /// Offset of the transport header.
-    l4: usize,
+    pub(crate) l4: usize,
     /// The end of the packet as its header says.
     end: usize,
 }
 
-fn layout(bytes: &[u8]) -> Option<Layout> {
-    let p = Packet::parse(bytes).ok()?;
-    if p.fragment {
-        return None;
+impl Layout {
+    /// The layout of a parsed packet; `None` for a fragment (no transport header).
+    pub(crate) fn of(p: &Packet<'_>) -> Option<Layout> {
+        if p.fragment {
+            return None;
+        }
+        let l4 = p.l4();
+        let off = l4.as_ptr() as usize - p.bytes.as_ptr() as usize;
+        Some(Layout { af: p.af, proto: p.proto, l4: off, end: off + l4.len() })
     }
-    let l4 = p.l4();
-    let off = l4.as_ptr() as usize - bytes.as_ptr() as usize;
-    Some(Layout { af: p.af, proto: p.proto, l4: off, end: off + l4.len() })
+}
+
+fn layout(bytes: &[u8]) -> Option<Layout> {
+    Layout::of(&Packet::parse(bytes).ok()?)
 }
 
 /// The offset of the address field (source: 0, destination: 1) of an IP header at `ip`.
@@ -174,15 +181,18 @@ fn port_at(proto: u8, l4: usize, which: usize) -> Option<usize> {
 fn set_addr(b: &mut [u8], af: Family, ip: usize, which: usize, new: u128, sums: &[Sum]) -> bool {
     let at = addr_at(af, ip, which);
     let (nb, n) = addr_bytes(new, af);
-    let Some(old) = b.get(at..at + n).map(<[u8]>::to_vec) else { return false };
-    if old == nb[..n] {
+    let mut ob = [0u8; 16];
+    let Some(old) = b.get(at..at + n) else { return false };
+    ob[..n].copy_from_slice(old);
+    let old = &ob[..n];
+    if *old == nb[..n] {
         return false;
     }
     if af == Family::Inet {
-        Sum { at: ip + 10, udp: false }.fix(b, &old, &nb[..n]);
+        Sum { at: ip + 10, udp: false }.fix(b, old, &nb[..n]);
     }
     for s in sums {
-        s.fix(b, &old, &nb[..n]);
+        s.fix(b, old, &nb[..n]);
     }
     b[at..at + n].copy_from_slice(&nb[..n]);
     true
@@ -211,21 +221,26 @@ fn set_port(b: &mut [u8], at: usize, new: u16, sum: Option<Sum>) -> bool {
 /// Applies `rw` to the packet in `bytes` (an IPv4 or IPv6 packet from its IP header on);
 /// returns whether anything changed. Bytes that are not a whole packet are left alone.
 pub fn apply(bytes: &mut [u8], rw: &Rewrite) -> bool {
-    let Some(l) = layout(bytes) else { return false };
+    layout(bytes).is_some_and(|l| apply_at(bytes, &l, rw))
+}
+
+/// [`apply`] on a packet whose layout is known.
+pub(crate) fn apply_at(bytes: &mut [u8], l: &Layout, rw: &Rewrite) -> bool {
     match *rw {
-        Rewrite::Header { src, sport, dst, dport } => header(bytes, &l, [src, dst], [sport, dport]),
+        Rewrite::Header { src, sport, dst, dport } => header(bytes, l, [src, dst], [sport, dport]),
         Rewrite::Quoted { src, sport, dst, dport, seq_back } => {
-            quoted(bytes, &l, [src, dst], [sport, dport], seq_back)
+            quoted(bytes, l, [src, dst], [sport, dport], seq_back)
         }
         Rewrite::Af { .. } | Rewrite::AfError { .. } => false,
     }
 }
 
 fn header(b: &mut [u8], l: &Layout, addrs: [u128; 2], ports: [u16; 2]) -> bool {
-    let sums: Vec<Sum> = pseudo_sum(l.proto, l.l4, l.end).into_iter().collect();
+    let sum = pseudo_sum(l.proto, l.l4, l.end);
+    let sums = sum.as_slice();
     let mut changed = false;
     for (which, &a) in addrs.iter().enumerate() {
-        changed |= set_addr(b, l.af, 0, which, a, &sums);
+        changed |= set_addr(b, l.af, 0, which, a, sums);
     }
     // ICMP has one id field: the source's.
     let icmp = matches!(l.proto, ipproto::ICMP | ipproto::ICMPV6);
@@ -349,7 +364,11 @@ fn set32(b: &mut [u8], at: usize, new: u32, sum: usize) {
 
 /// Applies `shift` to the TCP segment in `bytes` (an IP packet); returns whether it was one.
 pub fn apply_shift(bytes: &mut [u8], shift: &SeqShift) -> bool {
-    let Some(l) = layout(bytes) else { return false };
+    layout(bytes).is_some_and(|l| apply_shift_at(bytes, &l, shift))
+}
+
+/// [`apply_shift`] on a packet whose layout is known.
+pub(crate) fn apply_shift_at(bytes: &mut [u8], l: &Layout, shift: &SeqShift) -> bool {
     if l.proto != ipproto::TCP || l.l4 + 20 > l.end {
         return false;
     }

@@ -257,11 +257,11 @@ impl Firewall {
         }
         // `reassemble tcp` normalizes the creating segment too (pf_create_state).
         if let Some(id) = d.state
-            && let Some(seg) = Segment::of(pkt).filter(|_| pkt.proto == ipproto::TCP)
+            && self.states.get(id).is_some_and(|s| s.tcp_scrub.is_some())
+            && let Some(seg) = Segment::of(pkt)
         {
             let r = crate::eval::next_random(&mut self.rng) as u32;
             if let Some(s) = self.states.get_mut(id)
-                && s.tcp_scrub.is_some()
                 && let Ok(n) = crate::tcp_scrub::stateful(s, &seg, true, pkt.ttl, meta.now, r)
             {
                 d.shift = crate::tcp_scrub::merge(d.shift, n.ts);
@@ -280,31 +280,39 @@ impl Firewall {
     /// `set-tos`, `random-id`); on a blocked one the answer `block return` asks for
     /// ([`Decision::reply`]).
     pub fn filter(&mut self, bytes: &mut [u8], meta: &Meta<'_>) -> Decision {
-        let l4 = match Packet::parse(bytes) {
-            Ok(p) if p.proto == ipproto::TCP => scrub::l4_offset(&p),
+        use crate::rewrite::Layout;
+        // One parse: the decision and where the parts are (rewriting moves none of them); a
+        // TCP segment is normalized first and read again.
+        let parsed = Packet::parse(bytes);
+        let tcp_l4 = match &parsed {
+            Ok(p) if p.proto == ipproto::TCP => scrub::l4_offset(p),
             Ok(_) => None,
             Err(e) => return Decision::refused(e.reason()),
         };
-        if let Some(l4) = l4
-            && let Err(r) = scrub::normalize_tcp(bytes, l4)
-        {
-            return Decision::refused(r);
-        }
-        let mut d = match Packet::parse(bytes) {
-            Ok(p) => self.test(&p, meta),
-            Err(e) => return Decision::refused(e.reason()),
+        let (mut d, layout) = match (tcp_l4, parsed) {
+            (None, Ok(p)) => (self.test(&p, meta), Layout::of(&p)),
+            (Some(l4), _) => {
+                if let Err(r) = scrub::normalize_tcp(bytes, l4) {
+                    return Decision::refused(r);
+                }
+                match Packet::parse(bytes) {
+                    Ok(p) => (self.test(&p, meta), Layout::of(&p)),
+                    Err(e) => return Decision::refused(e.reason()),
+                }
+            }
+            (None, Err(e)) => return Decision::refused(e.reason()),
         };
         let rng = &mut self.rng;
         if d.action == Verdict::Pass && !d.held {
             // Each updates the checksums incrementally: the order does not matter.
-            if let Some(sh) = &d.shift {
-                crate::rewrite::apply_shift(bytes, sh);
+            if let (Some(sh), Some(l)) = (&d.shift, &layout) {
+                crate::rewrite::apply_shift_at(bytes, l, sh);
             }
-            if let Some(rw) = &d.rewrite {
-                crate::rewrite::apply(bytes, rw);
+            if let (Some(rw), Some(l)) = (&d.rewrite, &layout) {
+                crate::rewrite::apply_at(bytes, l, rw);
             }
             if let Some(o) = &d.scrub {
-                let l4 = Packet::parse(bytes).ok().and_then(|p| scrub::l4_offset(&p));
+                let l4 = layout.map(|l| l.l4);
                 scrub::scrub(bytes, l4, o, &mut || crate::eval::next_random(rng) as u16);
             }
         } else if d.action == Verdict::Block && d.ret != crate::Return::Drop {
