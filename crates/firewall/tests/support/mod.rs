@@ -35,3 +35,4 @@ pub fn flags(s: &str) -> u8 {
         }
     })
 }
+pub mod random;
