@@ -398,13 +398,15 @@ pub enum ObjKind {
 }
 
 /// What `fd` (say, from [`obj_get`]) holds: the kernel names a BPF descriptor's file
-/// `anon_inode:bpf-prog`, `anon_inode:bpf-map` or `anon_inode:bpf_link` (`/proc/self/fd`).
+/// `anon_inode:bpf-prog`, `anon_inode:bpf-map`, or for a link `anon_inode:bpf_link` (from
+/// `BPF_LINK_CREATE`) or `anon_inode:bpf-link` (from `BPF_OBJ_GET`, `*_GET_FD_BY_ID`), in
+/// `/proc/self/fd`.
 pub fn obj_kind(fd: impl AsFd) -> io::Result<ObjKind> {
     let target = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd()))?;
     Ok(match target.as_os_str().as_bytes() {
         b"anon_inode:bpf-prog" => ObjKind::Prog,
         b"anon_inode:bpf-map" => ObjKind::Map,
-        b"anon_inode:bpf_link" => ObjKind::Link,
+        b"anon_inode:bpf_link" | b"anon_inode:bpf-link" => ObjKind::Link,
         _ => ObjKind::Other,
     })
 }
