@@ -263,6 +263,35 @@ pub fn prog_test_run(prog: impl AsFd, data: &[u8], ctx: &[u8], repeat: u32) -> i
     Ok(TestRun { retval: attr.retval, duration_ns: attr.duration })
 }
 
+/// `BPF_F_TEST_XDP_LIVE_FRAMES`: a test run whose frames really go where the program sends
+/// them.
+pub const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
+
+/// `BPF_PROG_TEST_RUN` of an XDP program in live-frames mode: `frame` is run through the
+/// program `repeat` times, `batch_size` (1 to 256) frames at a time, and what the program does
+/// with each copy happens for real: `XDP_TX` and `bpf_redirect` transmit it, `XDP_PASS` hands
+/// it to the stack. A traffic generator inside the kernel (the program redirects to an
+/// interface): the call returns when every frame was handled. The ingress interface is the
+/// calling thread's namespace's loopback, so a redirect's interface index is that
+/// namespace's. Interrupted by a signal, the run starts over.
+pub fn prog_test_run_xdp_live(
+    prog: impl AsFd,
+    frame: &[u8],
+    repeat: u32,
+    batch_size: u32,
+) -> io::Result<()> {
+    let mut attr = TestRunAttr {
+        prog_fd: prog.as_fd().as_raw_fd() as u32,
+        data_size_in: u32::try_from(frame.len()).unwrap_or(u32::MAX),
+        data_in: frame.as_ptr() as u64,
+        repeat,
+        flags: BPF_F_TEST_XDP_LIVE_FRAMES,
+        batch_size,
+        ..TestRunAttr::default()
+    };
+    bpf(BPF_PROG_TEST_RUN, &mut attr).map(drop)
+}
+
 /// Whether an error from [`prog_load`] means the kernel cannot be asked at all rather than a
 /// refusal of the program: `EPERM` (no privilege, `unprivileged_bpf_disabled`) or `ENOSYS` (no
 /// `bpf(2)`). Not `EACCES`, which is the verifier refusing an access.

@@ -673,3 +673,35 @@ fn errors_say_what_is_wrong() {
         assert!(!pair.root.join("sa").exists());
     });
 }
+
+/// The live-frames generator of `examples/xdp_veth_rate.rs`: an XDP program redirecting to
+/// `sa`, run with `BPF_F_TEST_XDP_LIVE_FRAMES`, puts frames on the wire into `sb`, where an
+/// attached program counts them; every frame is counted or refused by the full veth ring.
+#[test]
+fn live_frames_reach_the_peer() {
+    let Some(pair) = Pair::new() else { return };
+    let counts = counts_map();
+    let counter = counting_prog(NATIVE, &counts, 0, XDP_DROP);
+    let a = pair.attacher();
+    pair.in_b(|| a.attach("sb", NATIVE, &counter).unwrap());
+    let frames = 20_000;
+    let refused = pair.in_a(|| {
+        let sa = iface::index_of("sa").unwrap();
+        let text = format!("mov %r1, {sa}\nmov %r2, 0\ncall 23\nexit\n");
+        let generator = load(&prog_bytes(&text), NATIVE, "sift_gen").unwrap();
+        let mut frame = vec![0u8; 60];
+        frame[..6].copy_from_slice(&[0x02, 0, 0x5e, 0x51, 0xf7, 0x99]);
+        frame[12..14].copy_from_slice(&[0x08, 0x00]);
+        frame[14] = 0x45;
+        frame[23] = 17; // UDP: what the counter counts
+        let mut rt = Rtnetlink::open().unwrap();
+        let before = rt.link_stats(sa).unwrap().tx_dropped;
+        bpf::prog_test_run_xdp_live(&generator, &frame, frames, 64).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        rt.link_stats(sa).unwrap().tx_dropped - before
+    });
+    let counted = count(&counts, 0);
+    assert!(counted > 0, "no frame arrived ({refused} refused)");
+    assert_eq!(counted + refused, u64::from(frames), "{counted} counted, {refused} refused");
+    pair.in_b(|| a.detach("sb", NATIVE).unwrap());
+}
