@@ -186,3 +186,88 @@ pub fn prog_query(ifindex: u32, attach_type: u32) -> io::Result<ProgQuery> {
 const _: () = assert!(std::mem::offset_of!(LinkCreateAttr, expected_revision) == 24);
 const _: () = assert!(std::mem::size_of::<LinkCreateAttr>() == 32);
 const _: () = assert!(std::mem::offset_of!(QueryAttr, revision) == 56);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::{
+        BPF_LINK_TYPE_TCX, BPF_LINK_TYPE_XDP, BPF_PROG_TYPE_SCHED_CLS, BPF_PROG_TYPE_XDP,
+        BPF_TCX_INGRESS, BPF_XDP, ObjKind, ProgLoad, link_info, obj_kind, prog_info,
+        prog_load_with,
+    };
+
+    /// `r0 = ret; exit`.
+    fn ret_prog(prog_type: u32, ret: u8) -> OwnedFd {
+        let insns = [0xb7, 0, 0, 0, ret, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0];
+        let attach = if prog_type == BPF_PROG_TYPE_XDP { BPF_XDP } else { 0 };
+        let opts = ProgLoad { expected_attach_type: attach, ..ProgLoad::new(prog_type) };
+        prog_load_with(&insns, opts).unwrap()
+    }
+
+    fn id(fd: &OwnedFd) -> u32 {
+        prog_info(fd).unwrap().id
+    }
+
+    /// Links on `lo` in a private namespace: an XDP link (generic) updated only with the
+    /// right old program, exclusive, detached into a defunct link; TCX links placed before,
+    /// after and relative to each other, as `BPF_PROG_QUERY` lists them.
+    #[test]
+    fn xdp_and_tcx_links_on_loopback() {
+        let run = std::thread::spawn(|| -> Result<(), String> {
+            crate::netns::unshare_net().map_err(|e| format!("unshare: {e}"))?;
+            let lo = crate::iface::index_of("lo").unwrap();
+            let (a, b) = (ret_prog(BPF_PROG_TYPE_XDP, 2), ret_prog(BPF_PROG_TYPE_XDP, 2));
+            let xdp = LinkCreate {
+                ifindex: lo,
+                attach_type: BPF_XDP,
+                flags: crate::netlink::XDP_FLAGS_SKB_MODE,
+                ..LinkCreate::default()
+            };
+            let link = link_create(&a, &xdp).unwrap();
+            assert_eq!(obj_kind(&link).unwrap(), ObjKind::Link);
+            let info = link_info(&link).unwrap();
+            assert_eq!(
+                (info.link_type, info.prog_id, info.ifindex),
+                (BPF_LINK_TYPE_XDP, id(&a), lo)
+            );
+            let e = link_update(&link, &b, Some(b.as_fd())).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EPERM), "not the program there");
+            link_update(&link, &b, Some(a.as_fd())).unwrap();
+            assert_eq!(link_info(&link).unwrap().prog_id, id(&b));
+            let e = link_create(&a, &xdp).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EBUSY), "one XDP link per interface");
+            link_detach(&link).unwrap();
+            assert_eq!(link_info(&link).unwrap().ifindex, 0, "defunct");
+            let e = link_update(&link, &a, None).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::ENOLINK));
+
+            let [p, q, r] = [0, 1, 2].map(|_| ret_prog(BPF_PROG_TYPE_SCHED_CLS, 0));
+            let tcx =
+                LinkCreate { ifindex: lo, attach_type: BPF_TCX_INGRESS, ..LinkCreate::default() };
+            let rev0 = prog_query(lo, BPF_TCX_INGRESS).unwrap().revision;
+            let lp = link_create(&p, &tcx).unwrap();
+            let lq = link_create(&q, &LinkCreate { flags: BPF_F_BEFORE, ..tcx }).unwrap();
+            let before_p = LinkCreate { flags: BPF_F_BEFORE | BPF_F_ID, relative: id(&p), ..tcx };
+            let lr = link_create(&r, &before_p).unwrap();
+            let chain = prog_query(lo, BPF_TCX_INGRESS).unwrap();
+            assert_eq!(chain.prog_ids, vec![id(&q), id(&r), id(&p)]);
+            let link_ids: Vec<u32> =
+                [&lq, &lr, &lp].iter().map(|l| link_info(l).unwrap().id).collect();
+            assert_eq!(chain.link_ids, link_ids);
+            assert_eq!(chain.revision, rev0 + 3, "one revision per change");
+            let info = link_info(&lp).unwrap();
+            assert_eq!(
+                (info.link_type, info.attach_type, info.ifindex),
+                (BPF_LINK_TYPE_TCX, BPF_TCX_INGRESS, lo)
+            );
+            let e = link_create(&p, &tcx).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EEXIST), "a program once per hook");
+            drop((lp, lq, lr));
+            assert!(prog_query(lo, BPF_TCX_INGRESS).unwrap().prog_ids.is_empty());
+            Ok(())
+        });
+        if let Err(why) = run.join().unwrap() {
+            sift_testkit::oracle_missing::<()>("private network namespace and bpf(2)", why);
+        }
+    }
+}
