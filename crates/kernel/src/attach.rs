@@ -233,6 +233,18 @@ pub enum AttachError {
         /// What was found.
         detail: String,
     },
+    /// The program was loaded for another type of hook.
+    #[error(
+        "{hook} runs programs of type {want}; this one is of type {got}: load it for the hook (attach::load)"
+    )]
+    WrongType {
+        /// The hook.
+        hook: Hook,
+        /// The type it runs (`BPF_PROG_TYPE_*`).
+        want: u32,
+        /// The program's type.
+        got: u32,
+    },
     /// The driver has no native XDP.
     #[error("{iface}: the driver does not run XDP programs natively; attach in generic mode")]
     NativeUnsupported {
@@ -376,6 +388,7 @@ impl Attacher {
         prog: impl AsFd,
     ) -> Result<Attachment, AttachError> {
         let prog = prog.as_fd();
+        check_type(prog, hook)?;
         let ifindex = resolve(iface)?;
         let pin = self.pin_path(iface, hook);
         if let Some(p) = self.open_pin(&pin)? {
@@ -519,6 +532,7 @@ impl Attacher {
         prog: impl AsFd,
     ) -> Result<Attachment, AttachError> {
         let prog = prog.as_fd();
+        check_type(prog, hook)?;
         let ifindex = resolve(iface)?;
         let pin = self.pin_path(iface, hook);
         let p = self.open_pin(&pin)?.ok_or_else(|| not_attached(iface, hook, &pin))?;
@@ -778,6 +792,17 @@ fn busy(iface: &str, ifindex: u32, hook: Hook) -> AttachError {
         }
     };
     AttachError::Busy { iface: iface.into(), hook, holder }
+}
+
+/// [`AttachError::WrongType`] unless `prog` is of the type `hook` runs.
+fn check_type(prog: BorrowedFd<'_>, hook: Hook) -> Result<(), AttachError> {
+    let got =
+        bpf::prog_info(prog).map_err(|e| kernel_error("reading the program's type", e))?.prog_type;
+    if got == hook.prog_type() {
+        Ok(())
+    } else {
+        Err(AttachError::WrongType { hook, want: hook.prog_type(), got })
+    }
 }
 
 /// An interface name that can be a path component, or [`AttachError::NoSuchInterface`].

@@ -593,6 +593,8 @@ fn errors_say_what_is_wrong() {
         assert!(matches!(e, AttachError::NoSuchInterface { .. }), "{e}");
         let e = a.replace("sb", NATIVE, &pass).unwrap_err();
         assert!(matches!(e, AttachError::NotAttached { .. }), "{e}");
+        let e = a.attach("sb", Hook::TcIngress, &pass).unwrap_err();
+        assert!(matches!(e, AttachError::WrongType { .. }), "an XDP program on tc: {e}");
         let e = a.detach("sb", Hook::TcIngress).unwrap_err();
         assert!(matches!(e, AttachError::NotAttached { .. }), "{e}");
 
