@@ -17,6 +17,9 @@
 //! * [`KernelEbpf`] (root): sift's own classic → eBPF translation ([`sift_ebpf::translate`])
 //!   loaded with `bpf(BPF_PROG_LOAD)` as a `SCHED_CLS` program and run per packet with
 //!   `BPF_PROG_TEST_RUN` (return value, or the kernel's ns per run).
+//! * [`attach`] (root): eBPF programs deployed on interfaces: XDP (native, generic) and TC
+//!   (ingress, egress) through `bpf_link`s or netlink, pinned in the BPF file system so that
+//!   they outlive the process, replaced atomically, detached, listed.
 //!
 //! The system calls are `sift-sys`'s safe wrappers; this crate has no `unsafe` code.
 #![forbid(unsafe_code)]
@@ -26,6 +29,7 @@ use std::os::fd::OwnedFd;
 
 use sift_sys::socket;
 
+pub mod attach;
 mod testrun;
 mod veth;
 

@@ -1,8 +1,8 @@
 //! Every Linux system call sift makes, as safe, typed wrappers.
 //!
 //! Capture, injection and the kernel oracles all talk to the kernel through sockets, socket
-//! options, a memory-mapped ring and `bpf(2)`; the eBPF work to come adds netlink (XDP/TC
-//! attachment), AF_XDP rings and network namespaces in tests. This crate is the one place where
+//! options, a memory-mapped ring and `bpf(2)`; deploying eBPF adds netlink (XDP/TC
+//! attachment), the BPF file system, eBPF ring buffers and network namespaces. This crate is the one place where
 //! that happens and where `unsafe` is allowed for it (besides `sift-libpcap`'s FFI and the
 //! JIT's call into generated code): every other crate that uses it is
 //! `#![forbid(unsafe_code)]`. Each `unsafe` block says why it is sound (`// SAFETY:`).
@@ -18,12 +18,16 @@
 //!   promiscuous mode, statistics.
 //! * [`ring`]: the `TPACKET_V3` receive ring: geometry, setup, the mapped memory, and the
 //!   kernel's layout of blocks and packet headers in it.
-//! * [`bpf`]: `bpf(2)`: `BPF_PROG_LOAD` (with the verifier log) and `BPF_PROG_TEST_RUN`.
+//! * [`bpf`]: `bpf(2)`: `BPF_PROG_LOAD` (with the verifier log), `BPF_PROG_TEST_RUN`, maps,
+//!   links (XDP and TCX attachment, atomic replacement), pins in the BPF file system, object
+//!   info by descriptor and descriptors by id.
+//! * [`ringbuf`]: the consumer of a `BPF_MAP_TYPE_RINGBUF` map (records from eBPF programs).
 //! * [`netns`]: private network namespaces.
 //! * [`iface`]: interface names, indexes, flags, hardware types, MTUs.
 //! * [`mmap`]: read-only file mappings that record, instead of dying of `SIGBUS`, a file
 //!   shrinking under the reader (one process-wide `SIGBUS` handler).
-//! * [`netlink`]: (empty) where XDP/TC attachment will live.
+//! * [`netlink`]: `NETLINK_ROUTE`: XDP attachment with `IFLA_XDP`, the `clsact` qdisc and
+//!   `cls_bpf` filters, what is attached, interface counters.
 //! * [`signal`]: signals as flags and counters. [`time`]: local time formatting (`strftime`).
 //!   [`user`]: running as another user (`-Z`).
 
@@ -34,6 +38,7 @@ pub mod netlink;
 pub mod netns;
 pub mod packet;
 pub mod ring;
+pub mod ringbuf;
 pub mod signal;
 pub mod socket;
 pub mod time;
