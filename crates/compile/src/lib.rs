@@ -55,6 +55,7 @@
 
 pub mod analysis;
 pub mod build;
+pub mod ebpf;
 pub mod emit;
 pub mod error;
 pub mod r#gen;
