@@ -74,24 +74,51 @@ impl Asm {
         self.emit(Insn::Exit);
     }
 
+    /// Whether `to` is bound right after item `i` (only label bindings between).
+    fn lands_next(&self, i: usize, to: Label) -> bool {
+        self.items[i + 1..]
+            .iter()
+            .take_while(|it| matches!(it, Item::Bind(_)))
+            .any(|it| matches!(it, Item::Bind(l) if *l == to))
+    }
+
+    /// `if c goto L1; goto L2; L1:` becomes `if !c goto L2; L1:` (`jset` has no inverse).
+    fn invert_over_jumps(&mut self) -> bool {
+        let mut changed = false;
+        for i in 0..self.items.len().saturating_sub(1) {
+            let (
+                Item::Insn(Insn::Jmp { width, cond, dst, src, off }, Some(l1)),
+                Item::Insn(Insn::Ja { .. }, Some(l2)),
+            ) = (self.items[i], self.items[i + 1])
+            else {
+                continue;
+            };
+            let Some(inv) = inverse(cond) else { continue };
+            if l1 != l2 && self.lands_next(i + 1, l1) {
+                self.items[i] = Item::Insn(Insn::Jmp { width, cond: inv, dst, src, off }, Some(l2));
+                // The `ja` now goes to the next instruction: dropped below.
+                self.items[i + 1] = Item::Insn(Insn::Ja { off: 0, long: false }, Some(l1));
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// Drops jumps to the next instruction (only label bindings between them), until none is
     /// left: a conditional jump there does nothing either way.
     fn drop_jumps_to_next(&mut self) {
         loop {
+            let inverted = self.invert_over_jumps();
             let mut keep = vec![true; self.items.len()];
             let mut dropped = false;
             for (i, item) in self.items.iter().enumerate() {
                 let Item::Insn(_, Some(to)) = *item else { continue };
-                let lands_next = self.items[i + 1..]
-                    .iter()
-                    .take_while(|it| matches!(it, Item::Bind(_)))
-                    .any(|it| matches!(it, Item::Bind(l) if *l == to));
-                if lands_next {
+                if self.lands_next(i, to) {
                     keep[i] = false;
                     dropped = true;
                 }
             }
-            if !dropped {
+            if !dropped && !inverted {
                 return;
             }
             let mut k = keep.into_iter();
@@ -135,6 +162,23 @@ impl Asm {
     }
 }
 
+/// The condition true exactly when `c` is false (`jset` has none).
+fn inverse(c: Cond) -> Option<Cond> {
+    Some(match c {
+        Cond::Eq => Cond::Ne,
+        Cond::Ne => Cond::Eq,
+        Cond::Gt => Cond::Le,
+        Cond::Le => Cond::Gt,
+        Cond::Ge => Cond::Lt,
+        Cond::Lt => Cond::Ge,
+        Cond::Sgt => Cond::Sle,
+        Cond::Sle => Cond::Sgt,
+        Cond::Sge => Cond::Slt,
+        Cond::Slt => Cond::Sge,
+        Cond::Set => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +214,30 @@ mod tests {
         a.bind(l);
         a.emit(Insn::Exit);
         assert_eq!(a.finish(), Err(AsmError::TooFar { slot: 0, distance: 40_000 }));
+    }
+
+    #[test]
+    fn a_jump_over_a_jump_is_inverted() {
+        let mut a = Asm::default();
+        let (yes, no) = (a.label(), a.label());
+        a.jmp(Width::W32, Cond::Eq, 7, Operand::Imm(1), yes);
+        a.ja(no);
+        a.bind(yes);
+        a.ret(2);
+        a.bind(no);
+        a.ret(1);
+        let out = a.finish().unwrap();
+        assert_eq!(out.len(), 5);
+        assert!(matches!(out[0], Insn::Jmp { cond: Cond::Ne, off: 2, .. }), "{out:?}");
+        // `jset` has no inverse: kept as it is.
+        let mut a = Asm::default();
+        let (yes, no) = (a.label(), a.label());
+        a.jmp(Width::W32, Cond::Set, 7, Operand::Imm(1), yes);
+        a.ja(no);
+        a.bind(yes);
+        a.ret(2);
+        a.bind(no);
+        a.ret(1);
+        assert_eq!(a.finish().unwrap().len(), 6);
     }
 }

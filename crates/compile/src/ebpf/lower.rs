@@ -565,10 +565,11 @@ impl<'a> Lowering<'a> {
                 Outcome::Miss => (opts.on_miss, false),
             };
             if opts.count {
-                // Counting passes everything (raw mode still returns the value).
-                let ret = if opts.raw { value } else { opts.on_match };
+                // Counting passes everything (raw mode still returns the value, from A).
                 let tail = self.tail();
-                self.asm.emit(mov32(A, ret));
+                if opts.raw {
+                    self.asm.emit(mov32(A, value));
+                }
                 self.store_key(if matched { 0 } else { 1 });
                 self.asm.ja(tail);
             } else {
@@ -580,7 +581,8 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// `counts[key] += 1` in the per-CPU array (map 0), then return `w7`.
+    /// `counts[key] += 1` in the per-CPU array (map 0), then return `w7` (raw mode) or the
+    /// match verdict.
     fn count_tail(&mut self, tail: Label) {
         let done = self.asm.label();
         self.asm.bind(tail);
@@ -594,8 +596,12 @@ impl<'a> Lowering<'a> {
         self.asm.emit(alu64(EAlu::Add, R1, Operand::Imm(1)));
         self.asm.emit(Insn::Store { size: dw, dst: R0, off: 0, src: Operand::Reg(R1) });
         self.asm.bind(done);
-        self.asm.emit(mov32_reg(R0, A));
-        self.asm.emit(Insn::Exit);
+        if self.opts.raw {
+            self.asm.emit(mov32_reg(R0, A));
+            self.asm.emit(Insn::Exit);
+        } else {
+            self.asm.ret(self.opts.on_match);
+        }
     }
 
     pub(crate) fn steps(&self) -> Steps {
