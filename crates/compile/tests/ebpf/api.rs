@@ -200,3 +200,28 @@ fn ancillary_loads_are_refused_where_they_are() {
          Linux extensions"
     );
 }
+
+/// Copied loads whose stack address cannot be aligned with their cluster's others are read
+/// byte by byte (the verifier refuses misaligned stack accesses): same values as classic.
+#[test]
+fn misaligned_copies_read_bytes_in_network_order() {
+    let resolver = resolver();
+    let frames = crate::base_frames(0x3a1, 80);
+    let mut t = crate::vm::Tally::default();
+    for expr in [
+        "ether[1:2] + ether[2:2] + ether[4:4] = 5",
+        "ether[0:4] = ether[1:4] or ether[3:2] > ether[6:2]",
+        "ip and ip[1:2] != ip[2:2] and ip[5:4] > 7",
+        "tcp and tcp[1:4] > tcp[2:4] and tcp[3:2] < tcp[5:2]",
+    ] {
+        let f = compile(&resolver, expr, None).unwrap();
+        let socket = ebpf::lower(&f.compiled, &EbpfOptions::new(Hook::SocketFilter)).unwrap();
+        assert!(
+            socket.listing().contains("<<= 8\n"),
+            "`{expr}` reads bytes:\n{}",
+            socket.listing()
+        );
+        crate::vm::check(&f, &crate::packets_for(&f, &frames, 9, 40), &mut t);
+    }
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n\n"));
+}
