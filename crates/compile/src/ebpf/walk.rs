@@ -93,7 +93,7 @@ pub(crate) fn lower(l: &mut Lowering<'_>, walk: &Walk, access: Access) {
             width: Width::W64,
             op: EAlu::Mov,
             dst: counter,
-            src: Operand::Imm(steps as i32),
+            src: Operand::Imm(i32::try_from(steps).unwrap_or(i32::MAX)),
         });
         l.asm.bind(head);
         tests(l, walk, out);
