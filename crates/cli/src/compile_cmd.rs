@@ -10,12 +10,18 @@
 //! The program is the one sift runs on capture files, as libpcap's: `protochain` walks are
 //! libpcap's loop. `--kernel` prints the one a socket filter gets instead (the walks unrolled
 //! to fit the kernel's 4,096 instructions, checked with the kernel's rules).
+//!
+//! `--target ebpf|xdp|tc` prints the filter as native eBPF instead (`sift_compile::ebpf`): for
+//! a socket filter (`ebpf`; a match keeps `-s` bytes), XDP (`XDP_PASS`/`XDP_DROP`) or TC
+//! (`TC_ACT_OK`/`TC_ACT_SHOT`), one instruction a line in the kernel verifier's notation. Its
+//! `protochain` walks are bounded loops as deep as the kernel's classic program unrolls them.
 
 use std::process::ExitCode;
 
 use anyhow::bail;
 
 use crate::console;
+use sift_compile::ebpf::{self, EbpfOptions, Hook};
 use sift_compile::pipeline::{self, LinkType, Mode, Options};
 use sift_filter::SystemResolver;
 use sift_insn::text;
@@ -41,6 +47,10 @@ pub struct CompileArgs {
     /// jumps) to fit its 4,096 instructions, and the kernel's rules checked.
     #[arg(long)]
     pub kernel: bool,
+    /// What to compile to: classic BPF (`bpf`), or native eBPF for a socket filter (`ebpf`),
+    /// XDP (`xdp`) or TC (`tc`), printed one instruction a line.
+    #[arg(long, value_enum, default_value_t = Target::Bpf)]
+    pub target: Target,
     /// Output form: `-d` listing (default), `-dd` C array, `-ddd` decimal.
     #[arg(short = 'd', action = clap::ArgAction::Count)]
     pub dump: u8,
@@ -50,6 +60,31 @@ pub struct CompileArgs {
     /// The filter expression (several arguments are joined with spaces, as tcpdump does).
     #[arg(value_name = "EXPR", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expr: Vec<String>,
+}
+
+/// What `sift compile` compiles to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// Classic BPF, as tcpdump's `-d`.
+    Bpf,
+    /// eBPF for a socket filter (`SO_ATTACH_BPF`).
+    Ebpf,
+    /// eBPF for XDP.
+    Xdp,
+    /// eBPF for TC (`SCHED_CLS`).
+    Tc,
+}
+
+impl Target {
+    /// The eBPF hook (`None`: classic BPF).
+    fn hook(self) -> Option<Hook> {
+        match self {
+            Target::Bpf => None,
+            Target::Ebpf => Some(Hook::SocketFilter),
+            Target::Xdp => Some(Hook::Xdp),
+            Target::Tc => Some(Hook::Tc),
+        }
+    }
 }
 
 /// Runs `sift compile`.
@@ -70,7 +105,16 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
     };
     let snaplen = if args.snaplen == 0 { sift_capture::MAX_SNAPLEN } else { args.snaplen };
     let resolver = SystemResolver::new();
-    let mode = if args.kernel { Mode::Linux } else { Mode::LibpcapLoops };
+    let hook = args.target.hook();
+    if hook.is_some() && args.dump > 1 {
+        bail!("-dd and -ddd print classic BPF; eBPF targets print one instruction a line");
+    }
+    // eBPF walks loop as deep as the kernel's classic program unrolls them.
+    let mode = match (args.kernel, hook) {
+        (true, _) => Mode::Linux,
+        (false, Some(_)) => Mode::Libpcap,
+        (false, None) => Mode::LibpcapLoops,
+    };
     let opts =
         Options::new(link, &resolver).snaplen(snaplen).optimize(!args.no_optimize).mode(mode);
     if args.dump_cfg {
@@ -87,13 +131,23 @@ pub fn run(args: CompileArgs) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    let prog = match pipeline::compile(&src, &opts) {
-        Ok(c) => c.program,
+    let compiled = match pipeline::compile(&src, &opts) {
+        Ok(c) => c,
         Err(e) => {
             console::eprint(format_args!("{}", e.render(&src)));
             return Ok(ExitCode::from(1));
         }
     };
+    if let Some(hook) = hook {
+        let mut eopts = EbpfOptions::new(hook);
+        if hook == Hook::SocketFilter {
+            eopts = eopts.verdicts(snaplen, 0);
+        }
+        let lowered = ebpf::lower(&compiled, &eopts)?;
+        console::print(lowered.listing())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let prog = compiled.program;
     let out = match args.dump {
         0 | 1 => text::listing(prog.insns()),
         2 => text::c_array(prog.insns()),

@@ -21,6 +21,8 @@
 //!    layout positions, predecessors and dominators in one sweep.
 //! 3. [`emit::emit`] lays the graph out in libpcap's order (`icode_to_fcode`) and resolves
 //!    jumps, adding `ja` trampolines for branches beyond 255 instructions.
+//! 4. Or [`ebpf::lower`] writes the same graph as native eBPF for XDP, TC or a socket filter
+//!    (bounds checks per group of loads, the walk below as a bounded loop).
 //!
 //! `protochain`'s walk along the IPv6 header chain is a loop in libpcap; here it is one opaque
 //! statement ([`ir::Stmt::Walk`], module [`walk`]) from the generator through the optimizer,
@@ -55,6 +57,7 @@
 
 pub mod analysis;
 pub mod build;
+pub mod ebpf;
 pub mod emit;
 pub mod error;
 pub mod r#gen;

@@ -193,6 +193,8 @@ pub struct Compiled {
     pub stats: Option<OptStats>,
     /// How the `protochain` walks were emitted (`None`: the program has none).
     pub walk_form: Option<WalkForm>,
+    /// The link type it was compiled for ([`Options::link`]).
+    pub link: LinkType,
 }
 
 /// A generated graph, optimized when asked ([`graph`]).
@@ -256,7 +258,7 @@ pub fn finish(graph: Graph, opts: &Options<'_>) -> Result<Compiled, CompileError
         };
         CompileError::new(kind, None)
     })?;
-    Ok(Compiled { program, cfg, stats, walk_form })
+    Ok(Compiled { program, cfg, stats, walk_form, link: opts.link })
 }
 
 /// How to emit the walks of `cfg` for `mode` (`None`: it has none): libpcap's loop under
