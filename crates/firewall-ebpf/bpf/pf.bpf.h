@@ -112,8 +112,9 @@ struct pf_config {
 	__u32 nwords;               /* words of the bit vectors in use: ceil(rules / 64) */
 	__u32 quick;                /* class of the quick rules */
 	__u32 dir[2];               /* classes of the rules for this interface: in, out */
-	__u32 frag[2];              /* classes: not a fragment, a fragment */
+	__u32 frag[3];              /* classes: not a fragment, a TCP fragment, another fragment */
 	__u32 timeouts[PFTM_MAX];   /* seconds, by PFTM_* */
+	__u32 zero;                 /* always 0: see pf_forget (pf_parse.h) */
 };
 
 /* A rule (by rule index). */

@@ -5,6 +5,8 @@
 #ifndef PF_TRACK_H
 #define PF_TRACK_H
 
+#include "pf_common.h"
+
 #define PF_WSCALE_FLAG 0x80
 #define PF_WSCALE_MASK 0x0f
 #define PF_MAX_WINSHIFT 14
@@ -13,70 +15,80 @@
 #define SEQ_GEQ(a, b) ((__s32)((__u32)(a) - (__u32)(b)) >= 0)
 #define SEQ_GT(a, b) ((__s32)((__u32)(a) - (__u32)(b)) > 0)
 
-/* The TCP fields tracking reads (track.rs `Segment`). */
-struct pf_seg {
-	__u32 seq;
-	__u32 ack;
-	__u32 len;
-	__u16 win;
-	__u8 flags;
-	__u8 wscale;
-};
+/* What one step of the TCP option walk says. */
+#define OPT_MORE 0
+#define OPT_STOP 1
 
-/* Reads the segment at `p->l4`; a SYN's window scale option as pf_get_wscale reads it. */
-static __always_inline void pf_segment(void *data, void *end, struct pf_pkt *p, struct pf_seg *s)
+/* One TCP option of a SYN (pf_get_wscale), from the copy in `sc->opt`: the window scale is
+ * noted, the walk goes on or stops. The path that goes on is branch-free. */
+static __noinline __u64 pf_opt_step(struct pf_scratch *sc)
 {
-	__u32 off = p->l4;
-	s->seq = 0;
-	s->ack = 0;
-	s->len = 0;
-	s->win = 0;
-	s->flags = 0;
-	s->wscale = 0;
-	if (off > PF_MAX_OFF)
-		return;
-	__u8 *t = data + off;
+	__u64 i = sc->oi;
+	__u64 olen = sc->olen;
+	if (i >= olen || i >= 40)
+		return OPT_STOP;
+	__u64 kind = sc->opt[i & 63];
+	if (kind == 0)
+		return OPT_STOP;
+	__u64 nop = pf_eq(kind, 1);
+	/* The length byte (0 past the options: their end). */
+	__u64 l = sc->opt[(i + 1) & 63];
+	if ((1 - nop) & pf_lt(l, 2))
+		return OPT_STOP;
+	__u64 ws = pf_eq(kind, 3) & (1 - pf_lt(l, 3)) & pf_lt(i + 2, olen);
+	__u64 shift = sc->opt[(i + 2) & 63];
+	shift = pf_select(pf_lt(PF_MAX_WINSHIFT, shift), PF_MAX_WINSHIFT, shift);
+	sc->seg.wscale = pf_select(ws, shift | PF_WSCALE_FLAG, sc->seg.wscale);
+	sc->oi = i + pf_select(nop, 1, l);
+	return OPT_MORE;
+}
+
+/* A SYN's options (`olen` bytes at `t + 20`) into `sc->opt`, zeros after them. */
+static __noinline __u64 pf_opt_copy(void *data, void *end, struct pf_scratch *sc)
+{
+	__builtin_memset(sc->opt, 0, sizeof(sc->opt));
+	__u32 olen = sc->olen;
+	__u32 l4 = sc->p.l4;
+	if (l4 > PF_MAX_OFF)
+		return pf_opaque(0);
+	__u8 *o = data + pf_forget(l4, sc->zero, PF_MAX_OFF) + 20;
+	/* A loop of one path (each test ends it). */
+	for (__u32 k = 0; k < 40; k++) {
+		if (k >= olen || (void *)(o + k + 1) > end)
+			break;
+		sc->opt[k] = o[k];
+	}
+	return pf_opaque(0);
+}
+
+/* The segment at `sc->p.l4` into `sc->seg` (track.rs `Segment::of`). */
+static __noinline __u64 pf_segment(void *data, void *end, struct pf_scratch *sc)
+{
+	struct pf_seg *s = &sc->seg;
+	__builtin_memset(s, 0, sizeof(*s));
+	__u32 l4 = sc->p.l4;
+	if (l4 > PF_MAX_OFF)
+		return pf_opaque(0);
+	__u8 *t = data + pf_forget(l4, sc->zero, PF_MAX_OFF);
 	if ((void *)(t + 20) > end)
-		return;
+		return pf_opaque(0);
 	__u32 hlen = (t[12] >> 4) * 4;
 	s->seq = pf_be32(t + 4);
 	s->ack = pf_be32(t + 8);
 	s->win = pf_be16(t + 14);
 	s->flags = t[13];
-	s->len = p->l4_len - hlen;
-	if (!(s->flags & TH_SYN) || hlen <= 20)
-		return;
-	/* The options: kind 0 ends them, 1 is one byte, others have a length of at least 2. */
-	__u32 olen = hlen - 20;
-	__u32 i = 0;
+	s->len = sc->p.l4_len - hlen;
+	if (!(t[13] & TH_SYN) || hlen <= 20)
+		return pf_opaque(0);
+	sc->oi = 0;
+	sc->olen = hlen - 20;
+	pf_used(pf_opt_copy(data, end, sc));
+#pragma clang loop unroll(full)
 	for (__u32 n = 0; n < 40; n++) {
-		if (i >= olen || i >= 40)
+		if (pf_forget(pf_opt_step(sc), sc->zero, 1) == OPT_STOP)
 			break;
-		__u8 *o = t + 20 + i;
-		if ((void *)(o + 1) > end)
-			break;
-		__u8 kind = o[0];
-		if (kind == 0)
-			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= olen || (void *)(o + 2) > end)
-			break;
-		__u8 l = o[1];
-		if (l < 2)
-			break;
-		if (kind == 3 && l >= 3 && i + 2 < olen) {
-			if ((void *)(o + 3) > end)
-				break;
-			__u8 shift = o[2];
-			if (shift > PF_MAX_WINSHIFT)
-				shift = PF_MAX_WINSHIFT;
-			s->wscale = shift | PF_WSCALE_FLAG;
-		}
-		i += l;
 	}
+	return pf_opaque(0);
 }
 
 /* The TCP timeout the peers' states call for. */
@@ -93,9 +105,10 @@ static __always_inline __u8 pf_tcp_timeout(__u8 a, __u8 b)
 	return PFTM_TCP_ESTABLISHED;
 }
 
-/* The peers of a new TCP state (pf_create_state for TCP). */
-static __always_inline void pf_tcp_create(struct pf_state *s, const struct pf_seg *seg)
+/* The peers of a new TCP state `s` (pf_create_state for TCP). */
+static __noinline __u64 pf_tcp_create(struct pf_state *s, struct pf_scratch *sc)
 {
+	const struct pf_seg *seg = &sc->seg;
 	struct pf_peer *src = &s->src;
 	src->seqlo = seg->seq;
 	src->seqhi = seg->seq + seg->len + 1;
@@ -119,6 +132,7 @@ static __always_inline void pf_tcp_create(struct pf_state *s, const struct pf_se
 	s->dst.wscale = 0;
 	s->dst.state = TCPS_CLOSED;
 	s->timeout = PFTM_TCP_FIRST;
+	return pf_opaque(0);
 }
 
 /* What an accepted segment moves (advance_window). */
@@ -134,12 +148,10 @@ static __always_inline void pf_advance(struct pf_peer *src, struct pf_peer *dst,
 		dst->seqhi = ack + (scaled ? scaled : 1);
 }
 
-/* The peers' states from the flags (flag_transitions); returns whether the handshake just
- * completed. */
-static __always_inline int pf_transitions(struct pf_peer *src, struct pf_peer *dst, __u8 flags,
-					  int sloppy)
+/* The peers' states from the flags (flag_transitions). */
+static __noinline __u64 pf_transitions(struct pf_peer *src, struct pf_peer *dst, __u64 flags,
+				       __u64 sloppy)
 {
-	int established = 0;
 	if ((flags & TH_SYN) && src->state < TCPS_SYN_SENT)
 		src->state = TCPS_SYN_SENT;
 	if ((flags & TH_FIN) && src->state < TCPS_CLOSING)
@@ -147,8 +159,6 @@ static __always_inline int pf_transitions(struct pf_peer *src, struct pf_peer *d
 	if (flags & TH_ACK) {
 		if (dst->state == TCPS_SYN_SENT) {
 			dst->state = TCPS_ESTABLISHED;
-			if (src->state == TCPS_ESTABLISHED)
-				established = 1;
 		} else if (dst->state == TCPS_CLOSING) {
 			dst->state = TCPS_FIN_WAIT_2;
 		} else if (sloppy && src->state == TCPS_SYN_SENT && dst->state < TCPS_SYN_SENT) {
@@ -165,60 +175,55 @@ static __always_inline int pf_transitions(struct pf_peer *src, struct pf_peer *d
 		src->state = TCPS_TIME_WAIT;
 		dst->state = TCPS_TIME_WAIT;
 	}
-	return established;
+	return pf_opaque(0);
 }
 
-/* pf_tcp_track_sloppy. */
-static __always_inline void pf_tcp_sloppy(struct pf_state *s, const struct pf_seg *seg,
-					  int from_src, __u64 now)
+/* pf_tcp_track_sloppy: the peers' states from the flags alone. */
+static __noinline __u64 pf_tcp_sloppy(struct pf_state *s, struct pf_peer *src,
+				      struct pf_peer *dst, struct pf_scratch *sc)
 {
-	struct pf_peer *src = from_src ? &s->src : &s->dst;
-	struct pf_peer *dst = from_src ? &s->dst : &s->src;
-	pf_transitions(src, dst, seg->flags, 1);
+	pf_used(pf_transitions(src, dst, sc->seg.flags, 1));
 	s->timeout = pf_tcp_timeout(s->src.state, s->dst.state);
-	s->last = now;
+	s->last = sc->now;
+	return pf_opaque(0);
 }
 
-/* pf_tcp_track_full: 0 when the segment fits the windows (they and the peers' states move),
- * -1 for pf's state-mismatch. */
-static __always_inline int pf_tcp_full(struct pf_state *s, const struct pf_seg *seg,
-				       int from_src, __u64 now)
+/* The window a segment's numbers are judged against (the first half of pf_tcp_track_full):
+ * the sender's first segment sets its side up; `sc->seg` gets the segment's end in `len`'s
+ * place and the numbers as pf compares them. Returns the scale shifts (sws << 4 | dws). */
+static __noinline __u64 pf_tcp_window(struct pf_peer *src, struct pf_peer *dst,
+				      struct pf_scratch *sc)
 {
-	struct pf_peer *src = from_src ? &s->src : &s->dst;
-	struct pf_peer *dst = from_src ? &s->dst : &s->src;
+	struct pf_seg *seg = &sc->seg;
 	__u8 flags = seg->flags;
-	__u32 orig_seq = seg->seq;
 	__u32 seq = seg->seq;
-	__u32 ack = seg->ack;
 	__u16 win = seg->win;
 	__u8 sws = 0, dws = 0;
-	__u32 end;
+	__u32 end = seq + seg->len;
 	if (src->wscale && dst->wscale && !(flags & TH_SYN)) {
 		sws = src->wscale & PF_WSCALE_MASK;
 		dws = dst->wscale & PF_WSCALE_MASK;
 	}
+	if (flags & TH_SYN)
+		end++;
+	if (flags & TH_FIN)
+		end++;
 	if (src->seqlo == 0) {
 		/* The first packet from this side. */
-		end = seq + seg->len;
-		if (flags & TH_SYN) {
-			end++;
-			if (dst->wscale & PF_WSCALE_FLAG) {
-				src->wscale = seg->wscale;
-				if (src->wscale & PF_WSCALE_FLAG) {
-					/* Remove the scale factor from the initial window. */
-					sws = src->wscale & PF_WSCALE_MASK;
-					win = (__u16)(((__u32)win + (1u << sws) - 1) >> sws);
-					dws = dst->wscale & PF_WSCALE_MASK;
-				} else {
-					/* The other side's window was scaled for nothing. */
-					__u32 w = (__u32)dst->max_win << (dst->wscale & PF_WSCALE_MASK);
-					dst->max_win = w > 0xffff ? 0xffff : (__u16)w;
-					dst->wscale = 0;
-				}
+		if ((flags & TH_SYN) && (dst->wscale & PF_WSCALE_FLAG)) {
+			src->wscale = seg->wscale;
+			if (src->wscale & PF_WSCALE_FLAG) {
+				/* Remove the scale factor from the initial window. */
+				sws = src->wscale & PF_WSCALE_MASK;
+				win = (__u16)(((__u32)win + (1u << sws) - 1) >> sws);
+				dws = dst->wscale & PF_WSCALE_MASK;
+			} else {
+				/* The other side's window was scaled for nothing. */
+				__u32 w = (__u32)dst->max_win << (dst->wscale & PF_WSCALE_MASK);
+				dst->max_win = w > 0xffff ? 0xffff : (__u16)w;
+				dst->wscale = 0;
 			}
 		}
-		if (flags & TH_FIN)
-			end++;
 		src->seqlo = seq;
 		if (src->state < TCPS_SYN_SENT)
 			src->state = TCPS_SYN_SENT;
@@ -229,13 +234,27 @@ static __always_inline int pf_tcp_full(struct pf_state *s, const struct pf_seg *
 			src->seqhi = end + reach;
 		if (win > src->max_win)
 			src->max_win = win;
-	} else {
-		end = seq + seg->len;
-		if (flags & TH_SYN)
-			end++;
-		if (flags & TH_FIN)
-			end++;
 	}
+	seg->win = win;
+	seg->len = end;
+	return ((__u64)sws << 4) | dws;
+}
+
+/* pf_tcp_track_full: 0 when the segment fits the windows (they and the peers' states move),
+ * 1 for pf's state-mismatch. */
+static __noinline __u64 pf_tcp_full(struct pf_state *s, struct pf_peer *src, struct pf_peer *dst,
+				    struct pf_scratch *sc)
+{
+	__u64 shifts = pf_forget(pf_tcp_window(src, dst, sc), sc->zero, 0xff);
+	struct pf_seg *seg = &sc->seg;
+	__u8 sws = (shifts >> 4) & PF_WSCALE_MASK;
+	__u8 dws = shifts & PF_WSCALE_MASK;
+	__u8 flags = seg->flags;
+	__u32 orig_seq = seg->seq;
+	__u32 seq = seg->seq;
+	__u32 end = seg->len;
+	__u32 ack = seg->ack;
+	__u16 win = seg->win;
 	if (!(flags & TH_ACK)) {
 		/* Let it pass the acknowledgement test. */
 		ack = dst->seqlo;
@@ -251,16 +270,14 @@ static __always_inline int pf_tcp_full(struct pf_state *s, const struct pf_seg *
 	}
 	__s64 ackskew = (__s32)(dst->seqlo - ack);
 	__u32 back = (__u32)dst->max_win << dws;
-	int in_window = SEQ_GEQ(src->seqhi, end) && SEQ_GEQ(seq, src->seqlo - back) &&
-			ackskew >= -(__s64)PF_MAXACKWINDOW &&
-			ackskew <= ((__s64)PF_MAXACKWINDOW << sws) &&
-			(!(flags & TH_RST) || orig_seq == src->seqlo || orig_seq == src->seqlo + 1 ||
-			 orig_seq + 1 == src->seqlo);
-	if (in_window) {
+	if (SEQ_GEQ(src->seqhi, end) && SEQ_GEQ(seq, src->seqlo - back) &&
+	    ackskew >= -(__s64)PF_MAXACKWINDOW && ackskew <= ((__s64)PF_MAXACKWINDOW << sws) &&
+	    (!(flags & TH_RST) || orig_seq == src->seqlo || orig_seq == src->seqlo + 1 ||
+	     orig_seq + 1 == src->seqlo)) {
 		pf_advance(src, dst, win, end, ack, sws);
-		pf_transitions(src, dst, flags, 0);
+		pf_used(pf_transitions(src, dst, flags, 0));
 		s->timeout = pf_tcp_timeout(src->state, dst->state);
-		s->last = now;
+		s->last = sc->now;
 		return 0;
 	}
 	if ((dst->state < TCPS_SYN_SENT || dst->state >= TCPS_FIN_WAIT_2 ||
@@ -278,34 +295,34 @@ static __always_inline int pf_tcp_full(struct pf_state *s, const struct pf_seg *
 		}
 		return 0;
 	}
-	return -1;
+	return 1;
 }
 
 /* A UDP or other protocol's packet on its state (PFUDPS_* / PFOTHERS_*). */
-static __always_inline void pf_datagram(struct pf_state *s, int from_src, __u8 proto, __u64 now)
+static __noinline __u64 pf_datagram(struct pf_state *s, struct pf_peer *src, struct pf_peer *dst,
+				    struct pf_scratch *sc)
 {
-	struct pf_peer *src = from_src ? &s->src : &s->dst;
-	struct pf_peer *dst = from_src ? &s->dst : &s->src;
 	if (src->state < PFUDPS_SINGLE)
 		src->state = PFUDPS_SINGLE;
 	if (dst->state == PFUDPS_SINGLE)
 		dst->state = PFUDPS_MULTIPLE;
 	int multiple = s->src.state == PFUDPS_MULTIPLE && s->dst.state == PFUDPS_MULTIPLE;
-	if (proto == PROTO_UDP)
+	if (sc->p.proto == PROTO_UDP)
 		s->timeout = multiple ? PFTM_UDP_MULTIPLE : PFTM_UDP_SINGLE;
 	else
 		s->timeout = multiple ? PFTM_OTHER_MULTIPLE : PFTM_OTHER_SINGLE;
-	s->last = now;
+	s->last = sc->now;
+	return pf_opaque(0);
 }
 
-/* Whether a quoted TCP segment's sequence number fits the window of its sender
- * (quoted_tcp_fits). */
-static __always_inline int pf_quoted_fits(const struct pf_state *s, __u32 seq, int sender_is_src)
+/* Whether a quoted TCP segment's sequence number fits its sender's window
+ * (quoted_tcp_fits): 1 or 0. */
+static __noinline __u64 pf_quoted_fits(struct pf_state *s, struct pf_peer *src,
+				       struct pf_peer *dst, struct pf_scratch *sc)
 {
 	if (s->flags & PF_S_SLOPPY)
 		return 1;
-	const struct pf_peer *src = sender_is_src ? &s->src : &s->dst;
-	const struct pf_peer *dst = sender_is_src ? &s->dst : &s->src;
+	__u32 seq = sc->qseq;
 	__u8 dws = (src->wscale && dst->wscale) ? (dst->wscale & PF_WSCALE_MASK) : 0;
 	return SEQ_GEQ(src->seqhi, seq) &&
 	       SEQ_GEQ(seq, src->seqlo - ((__u32)dst->max_win << dws));

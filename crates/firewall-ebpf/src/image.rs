@@ -7,8 +7,8 @@
 
 use sift_firewall::Settings;
 
+use crate::Tables;
 use crate::layout::{self, Config, MAX_WORDS, RuleEntry, map, region, rule_flag};
-use crate::tables::Tables;
 use crate::{Error, Result};
 
 /// Writing map entries (sift's VM or the kernel).
@@ -132,17 +132,10 @@ impl Image {
             nwords: t.nwords,
             quick: class("quick", t.quick)?,
             dir: [class("dir_in", t.dir_in)?, class("dir_out", t.dir_out)?],
-            frag: [class("frag", t.frag[0])?, class("frag", t.frag[1])?],
+            frag: [class("frag", t.frag[0])?, class("frag", t.frag[1])?, class("frag", t.frag[2])?],
             timeouts,
         };
-        Ok(Image {
-            config,
-            classes,
-            bits,
-            rules,
-            tries,
-            state_limit: settings.state_limit.max(1),
-        })
+        Ok(Image { config, classes, bits, rules, tries, state_limit: settings.state_limit.max(1) })
     }
 
     /// Writes every entry (maps freshly created: zero entries of the class array are left).
@@ -160,7 +153,8 @@ impl Image {
         for (i, r) in self.rules.iter().enumerate() {
             maps.write(map::RULES, &(i as u32).to_le_bytes(), &r.encode())?;
         }
-        for (name, entries) in [map::SRC4, map::DST4, map::SRC6, map::DST6].iter().zip(&self.tries) {
+        for (name, entries) in [map::SRC4, map::DST4, map::SRC6, map::DST6].iter().zip(&self.tries)
+        {
             for (k, c) in entries {
                 maps.write(name, k, &c.to_le_bytes())?;
             }

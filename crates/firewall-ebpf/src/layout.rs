@@ -115,6 +115,8 @@ pub mod map {
     pub const COUNTERS: &str = "pf_counters";
     /// pflog records.
     pub const LOG: &str = "pf_log";
+    /// A packet's work, per CPU (the program's own).
+    pub const SCRATCH: &str = "pf_scratch";
 }
 
 /// The programs' names in the object.
@@ -154,25 +156,27 @@ pub struct Config {
     pub quick: u32,
     /// The classes of the rules for this interface, in and out.
     pub dir: [u32; 2],
-    /// The classes for not a fragment, a fragment.
-    pub frag: [u32; 2],
+    /// The classes for not a fragment, a TCP fragment, another fragment.
+    pub frag: [u32; 3],
     /// Timeouts in seconds by pf's index.
     pub timeouts: [u32; TIMEOUTS],
 }
 
 impl Config {
     /// `sizeof(struct pf_config)`.
-    pub const SIZE: usize = 24 + 4 * TIMEOUTS;
+    pub const SIZE: usize = 28 + 4 * TIMEOUTS + 4;
 
     /// The map value.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(Self::SIZE);
-        for x in [self.nwords, self.quick, self.dir[0], self.dir[1], self.frag[0], self.frag[1]] {
+        for x in [self.nwords, self.quick, self.dir[0], self.dir[1]].iter().chain(&self.frag) {
             v.extend_from_slice(&x.to_le_bytes());
         }
         for t in self.timeouts {
             v.extend_from_slice(&t.to_le_bytes());
         }
+        // `zero`: always 0 (the program hides offsets from its verifier with it).
+        v.extend_from_slice(&0u32.to_le_bytes());
         v
     }
 }
@@ -269,7 +273,8 @@ impl Counters {
         c.searches = u64_at(b, o);
         c.inserts = u64_at(b, o + 8);
         c.removals = u64_at(b, o + 16);
-        c.packets = [[u64_at(b, o + 24), u64_at(b, o + 32)], [u64_at(b, o + 40), u64_at(b, o + 48)]];
+        c.packets =
+            [[u64_at(b, o + 24), u64_at(b, o + 32)], [u64_at(b, o + 40), u64_at(b, o + 48)]];
         c.bytes = [[u64_at(b, o + 56), u64_at(b, o + 64)], [u64_at(b, o + 72), u64_at(b, o + 80)]];
         c.not_ip = u64_at(b, o + 88);
         c.log_lost = u64_at(b, o + 96);

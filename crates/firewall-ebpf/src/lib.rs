@@ -44,14 +44,14 @@ pub mod kernel;
 pub mod layout;
 pub mod read;
 mod refuse;
-mod tables;
 pub mod vm;
 
 use sift_ebpf_elf::Object;
-use sift_firewall::{Settings, Verdict};
+use sift_firewall::{Firewall, Settings, Verdict};
+use sift_pf::host::Host;
 
 pub use image::Image;
-pub use tables::{Prefix4, Prefix6, RuleMeta, Tables};
+pub use sift_firewall::classify::{ClassifyError, Prefix4, Prefix6, RuleMeta, Tables};
 
 /// The compiled program: `clang -O2 -g -target bpf` of `bpf/pf.bpf.c` (the test
 /// `committed_object_is_the_source` rebuilds it and compares).
@@ -115,6 +115,9 @@ pub enum Error {
         /// What.
         what: String,
     },
+    /// The rule set cannot be classified.
+    #[error("{0}")]
+    Classify(ClassifyError),
     /// The classifier's tables are inconsistent.
     #[error("classifier tables: {0}")]
     Tables(String),
@@ -181,6 +184,29 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
+    /// The rule set `fw` has loaded (its main rule set), for interface `ifname`, under the
+    /// state options `settings`: classified (`Firewall::classify`), checked
+    /// ([`RuleSet::check`]). A refusal names the rule as pfctl prints it (`host` gives the
+    /// names).
+    pub fn compile(
+        fw: &Firewall,
+        host: &dyn Host,
+        ifname: &str,
+        settings: &Settings,
+    ) -> Result<RuleSet> {
+        let tables = fw.classify(ifname).map_err(|e| match e {
+            ClassifyError::Rule { nr, what } => {
+                let id = sift_firewall::RuleId { ruleset: 0, nr };
+                let text = fw.rule(id).map_or_else(String::new, |r| sift_pf::print::rule(r, host));
+                Error::Unsupported { nr, text, what: what.to_string() }
+            }
+            other => Error::Classify(other),
+        })?;
+        let mut rs = RuleSet::from_tables(&tables, settings, ifname)?;
+        rs.check(fw, host, &tables, settings)?;
+        Ok(rs)
+    }
+
     /// A rule set from the classifier's tables for interface `ifname`.
     pub fn from_tables(tables: &Tables, settings: &Settings, ifname: &str) -> Result<RuleSet> {
         let image = Image::new(tables, settings)?;

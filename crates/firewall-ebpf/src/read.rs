@@ -14,8 +14,8 @@ use sift_firewall::{Decision, Firewall, Reason, Return, RuleId, Verdict, pflog};
 use sift_pf::host::Host;
 
 use crate::layout::{
-    self, Counters, DEFAULT_SLOT, LogRecord, NO_RULE, RuleCounters, StateBytes, StateKeyBytes,
-    map, state_flag,
+    self, Counters, DEFAULT_SLOT, LogRecord, NO_RULE, RuleCounters, StateBytes, StateKeyBytes, map,
+    state_flag,
 };
 use crate::{Error, Result, RuleSet};
 
@@ -210,11 +210,7 @@ pub fn pfctl_info(c: &Counters, states: usize) -> String {
     }
     let _ = writeln!(out, "Packets                              Passed        Blocked");
     for (d, name) in ["in", "out"].iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  {name:<28}{:>14} {:>14}",
-            c.packets[d][0], c.packets[d][1]
-        );
+        let _ = writeln!(out, "  {name:<28}{:>14} {:>14}", c.packets[d][0], c.packets[d][1]);
     }
     out
 }

@@ -258,7 +258,11 @@ fn relocate(p: &ProgramSource<'_>, maps: &[KernelMap]) -> Result<Vec<u8>, Object
 }
 
 /// `BPF_PROG_LOAD`, and on a refusal a second load with the verifier's log.
-fn load_program(p: &ProgramSource<'_>, bytes: &[u8], license: &str) -> Result<OwnedFd, ObjectError> {
+fn load_program(
+    p: &ProgramSource<'_>,
+    bytes: &[u8],
+    license: &str,
+) -> Result<OwnedFd, ObjectError> {
     let ty = p.prog_type.number();
     match bpf::prog_load_licensed(ty, bytes, license) {
         Ok(fd) => Ok(fd),
@@ -279,11 +283,9 @@ fn load_program(p: &ProgramSource<'_>, bytes: &[u8], license: &str) -> Result<Ow
                     source: e,
                     log: format!("(accepted under the GPL: license {license:?} refused)"),
                 }),
-                Err(_) => Err(ObjectError::Rejected {
-                    program: p.name.to_string(),
-                    source: e,
-                    log: text,
-                }),
+                Err(_) => {
+                    Err(ObjectError::Rejected { program: p.name.to_string(), source: e, log: text })
+                }
             }
         }
     }
@@ -542,17 +544,17 @@ mod tests {
     fn counting_program(map_src: u8) -> Vec<EbpfInsn> {
         let i = |code, dst, src, off, imm| EbpfInsn { code, dst, src, off, imm };
         vec![
-            i(0x62, 10, 0, -4, 1),      // *(u32 *)(r10 - 4) = 1
-            i(0x18, 1, map_src, 0, 0),  // r1 = map 0
+            i(0x62, 10, 0, -4, 1),     // *(u32 *)(r10 - 4) = 1
+            i(0x18, 1, map_src, 0, 0), // r1 = map 0
             i(0x00, 0, 0, 0, 0),
-            i(0xbf, 2, 10, 0, 0),       // r2 = r10
-            i(0x07, 2, 0, 0, -4),       // r2 += -4
-            i(0x85, 0, 0, 0, 1),        // call map_lookup_elem
-            i(0x15, 0, 0, 2, 0),        // if r0 == 0 goto +2
-            i(0xb7, 1, 0, 0, 5),        // r1 = 5
-            i(0xdb, 0, 1, 0, 0),        // lock *(u64 *)(r0 + 0) += r1
-            i(0xb7, 0, 0, 0, 2),        // r0 = XDP_PASS
-            i(0x95, 0, 0, 0, 0),        // exit
+            i(0xbf, 2, 10, 0, 0), // r2 = r10
+            i(0x07, 2, 0, 0, -4), // r2 += -4
+            i(0x85, 0, 0, 0, 1),  // call map_lookup_elem
+            i(0x15, 0, 0, 2, 0),  // if r0 == 0 goto +2
+            i(0xb7, 1, 0, 0, 5),  // r1 = 5
+            i(0xdb, 0, 1, 0, 0),  // lock *(u64 *)(r0 + 0) += r1
+            i(0xb7, 0, 0, 0, 2),  // r0 = XDP_PASS
+            i(0x95, 0, 0, 0, 0),  // exit
         ]
     }
 
@@ -590,7 +592,8 @@ mod tests {
         // The map taken over by a second object keeps its contents.
         let mut obj = obj;
         let taken = obj.take_map("counts").unwrap();
-        let obj2 = ObjectLoader::new(&maps, &progs, "GPL").reuse_map("counts", taken).load().unwrap();
+        let obj2 =
+            ObjectLoader::new(&maps, &progs, "GPL").reuse_map("counts", taken).load().unwrap();
         bpf::prog_test_run(obj2.program("count").unwrap().fd(), &frame, &[], 1).unwrap();
         let sum = obj2.map("counts").unwrap().lookup_summed(&1u32.to_le_bytes()).unwrap().unwrap();
         assert_eq!(u64::from_le_bytes(sum[..8].try_into().unwrap()), 10);
