@@ -12,7 +12,7 @@ use sift_firewall::Verdict;
 use sift_kernel::object::{KernelObject, ObjectLoader, ProgramSource};
 
 use crate::image::MapsMut;
-use crate::read::MapsRead;
+use crate::read::{Entry, MapsRead};
 use crate::{Error, Hook, Result, RuleSet};
 
 /// The pf program in the kernel.
@@ -111,7 +111,7 @@ impl MapsMut for KernelPf {
 }
 
 impl MapsRead for KernelPf {
-    fn entries(&self, name: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn entries(&self, name: &str) -> Result<Vec<Entry>> {
         Ok(self.object.map(name)?.entries()?)
     }
 

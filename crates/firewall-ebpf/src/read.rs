@@ -19,10 +19,13 @@ use crate::layout::{
 };
 use crate::{Error, Result, RuleSet};
 
+/// A map element: key and value bytes.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
 /// Reading map entries (sift's VM or the kernel).
 pub trait MapsRead {
     /// Every (key, value) of map `name`.
-    fn entries(&self, name: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    fn entries(&self, name: &str) -> Result<Vec<Entry>>;
     /// The value at `key` of per-CPU map `name`, every CPU's summed as `u64` counters.
     fn summed(&self, name: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
 }

@@ -16,7 +16,7 @@ use sift_firewall::Verdict;
 
 use crate::image::MapsMut;
 use crate::layout::{LogRecord, map};
-use crate::read::MapsRead;
+use crate::read::{Entry, MapsRead};
 use crate::{Error, Hook, Result, RuleSet};
 
 /// The pf program in sift's VM.
@@ -155,7 +155,7 @@ impl MapsMut for VmPf {
 }
 
 impl MapsRead for VmPf {
-    fn entries(&self, name: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn entries(&self, name: &str) -> Result<Vec<Entry>> {
         let i = self.map_index(name)?;
         Ok(self.maps().get(i).map(Map::entries).unwrap_or_default())
     }

@@ -43,14 +43,14 @@ pub enum ObjectError {
         source: io::Error,
     },
     /// A reused map does not have the shape the object declares.
-    #[error("map {name}: the map reused is {got:?}, the object declares {want:?}")]
+    #[error("map {name}: the map reused is {got}, the object declares {want}")]
     MapShape {
         /// The map.
         name: String,
-        /// What the object declares.
-        want: MapSpec,
+        /// What the object declares (type, key and value sizes).
+        want: String,
         /// What was given.
-        got: MapSpec,
+        got: String,
     },
     /// A program's `lddw` names a map the object does not have.
     #[error("program {program}, instruction {slot}: map {map} does not exist ({maps} maps)")]
@@ -134,6 +134,9 @@ pub struct KernelMap {
     cpus: usize,
 }
 
+/// A map element: key and value bytes.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
 /// A program in the kernel.
 #[derive(Debug)]
 pub struct KernelProgram {
@@ -204,10 +207,12 @@ impl<'a> ObjectLoader<'a> {
                     && m.spec.key_size == spec.key_size
                     && m.spec.value_size == spec.value_size;
                 if !same {
+                    let shape =
+                        |m: &MapSpec| format!("{:?} {}/{}", m.map_type, m.key_size, m.value_size);
                     return Err(ObjectError::MapShape {
                         name: spec.name.clone(),
-                        want: spec.clone(),
-                        got: m.spec,
+                        want: shape(spec),
+                        got: shape(&m.spec),
                     });
                 }
                 maps.push(m);
@@ -477,7 +482,7 @@ impl KernelMap {
 
     /// Every (key, value) (per-CPU values as [`KernelMap::lookup`] gives them); keys that
     /// vanish while the map is read are left out.
-    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ObjectError> {
+    pub fn entries(&self) -> Result<Vec<Entry>, ObjectError> {
         let mut out = Vec::new();
         for k in self.keys()? {
             if let Some(v) = self.lookup(&k)? {
