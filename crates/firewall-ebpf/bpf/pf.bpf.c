@@ -180,10 +180,10 @@ static __always_inline __u64 pf_state_decided(struct pf_state *s, struct pf_scra
 }
 
 /* A TCP segment's state (pf_test_state_tcp): 1 when it decided, 0 when the rules judge. */
-static __noinline __u64 pf_state_tcp(void *data, void *end, struct pf_scratch *sc,
+static __always_inline __u64 pf_state_tcp(void *data, void *end, struct pf_scratch *sc,
 				     struct pf_config *cfg, struct pf_counters *c)
 {
-	pf_used(pf_segment(data, end, sc));
+	pf_segment(data, end, sc);
 	pf_key(&sc->key, &sc->p, sc->p.sport, sc->p.dport, sc->dir);
 	struct pf_state *s = pf_find(&sc->key, cfg, sc->now, c);
 	if (!s)
@@ -331,7 +331,7 @@ static __noinline __u64 pf_states_step(void *data, void *end, struct pf_scratch 
 		return 0;
 	sc->now = bpf_ktime_get_ns() / 1000000000ULL;
 	if (sc->p.proto == PROTO_TCP)
-		return pf_forget(pf_state_tcp(data, end, sc, cfg, c), sc->zero, 1);
+		return pf_state_tcp(data, end, sc, cfg, c);
 	if (sc->p.icmp_error)
 		return pf_forget(pf_state_icmp_error(data, end, sc, cfg, c), sc->zero, 1);
 	return pf_forget(pf_state_other(data, end, sc, cfg, c), sc->zero, 1);
@@ -603,7 +603,7 @@ static __noinline __u64 pf_log_packet(void *data, void *end, struct pf_scratch *
 }
 
 /* The counters of the decision, its pflog record; the verdict. */
-static __noinline __u64 pf_finish(void *data, void *end, struct pf_scratch *sc,
+static __always_inline __u64 pf_finish(void *data, void *end, struct pf_scratch *sc,
 				  struct pf_counters *c, __u64 judged)
 {
 	__u32 d = sc->dir & 1;
@@ -666,7 +666,7 @@ static __always_inline __u64 pf_test(void *data, void *end, __u32 wire, __u32 di
 	} else {
 		sc->action = PF_DROP;
 	}
-	return pf_forget(pf_finish(data, end, sc, c, judged), sc->zero, 1);
+	return pf_finish(data, end, sc, c, judged);
 }
 
 /* ---- entry points ----------------------------------------------------------------------- */

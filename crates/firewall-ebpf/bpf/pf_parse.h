@@ -66,7 +66,7 @@ static __noinline __u64 pf_eth(void *data, void *end)
 }
 
 /* The transport fields (packet.rs `transport`): `l4_len` bytes from `p->l4`. */
-static __noinline __u64 pf_transport(void *data, void *end, struct pf_scratch *sc)
+static __always_inline __u64 pf_transport(void *data, void *end, struct pf_scratch *sc)
 {
 	struct pf_pkt *p = &sc->p;
 	__u32 l4 = p->l4;
@@ -130,7 +130,7 @@ static __noinline __u64 pf_ipv4(void *data, void *end, struct pf_scratch *sc)
 	}
 	p->l4 = l3 + hlen;
 	p->l4_len = total - hlen;
-	return pf_forget(pf_transport(data, end, sc), sc->zero, 3);
+	return pf_transport(data, end, sc);
 }
 
 /* The extension headers pf walks (hop-by-hop, routing, fragment, AH, destination options),
@@ -220,7 +220,7 @@ static __noinline __u64 pf_ipv6(void *data, void *end, struct pf_scratch *sc)
 	p->proto = sc->xnext;
 	p->l4 = l3 + 40 + sc->xoff;
 	p->l4_len = total - 40 - sc->xoff;
-	return pf_forget(pf_transport(data, end, sc), sc->zero, 3);
+	return pf_transport(data, end, sc);
 }
 
 /* Reads the frame (`sc->wire` bytes; its linear part ends at `end`) into `sc->p`: PF_NOT_IP

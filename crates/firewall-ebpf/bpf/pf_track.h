@@ -61,27 +61,10 @@ static __noinline __u64 pf_opt_copy(void *data, void *end, struct pf_scratch *sc
 	return pf_opaque(0);
 }
 
-/* The segment at `sc->p.l4` into `sc->seg` (track.rs `Segment::of`). */
-static __noinline __u64 pf_segment(void *data, void *end, struct pf_scratch *sc)
+/* A SYN's options (`sc->olen` bytes): the window scale into `sc->seg`. */
+static __noinline __u64 pf_opt_walk(void *data, void *end, struct pf_scratch *sc)
 {
-	struct pf_seg *s = &sc->seg;
-	__builtin_memset(s, 0, sizeof(*s));
-	__u32 l4 = sc->p.l4;
-	if (l4 > PF_MAX_OFF)
-		return pf_opaque(0);
-	__u8 *t = data + pf_forget(l4, sc->zero, PF_MAX_OFF);
-	if ((void *)(t + 20) > end)
-		return pf_opaque(0);
-	__u32 hlen = (t[12] >> 4) * 4;
-	s->seq = pf_be32(t + 4);
-	s->ack = pf_be32(t + 8);
-	s->win = pf_be16(t + 14);
-	s->flags = t[13];
-	s->len = sc->p.l4_len - hlen;
-	if (!(t[13] & TH_SYN) || hlen <= 20)
-		return pf_opaque(0);
 	sc->oi = 0;
-	sc->olen = hlen - 20;
 	pf_used(pf_opt_copy(data, end, sc));
 #pragma clang loop unroll(full)
 	for (__u32 n = 0; n < 40; n++) {
@@ -89,6 +72,29 @@ static __noinline __u64 pf_segment(void *data, void *end, struct pf_scratch *sc)
 			break;
 	}
 	return pf_opaque(0);
+}
+
+/* The segment at `sc->p.l4` into `sc->seg` (track.rs `Segment::of`). */
+static __always_inline void pf_segment(void *data, void *end, struct pf_scratch *sc)
+{
+	struct pf_seg *s = &sc->seg;
+	__builtin_memset(s, 0, sizeof(*s));
+	__u32 l4 = sc->p.l4;
+	if (l4 > PF_MAX_OFF)
+		return;
+	__u8 *t = data + pf_forget(l4, sc->zero, PF_MAX_OFF);
+	if ((void *)(t + 20) > end)
+		return;
+	__u32 hlen = (t[12] >> 4) * 4;
+	s->seq = pf_be32(t + 4);
+	s->ack = pf_be32(t + 8);
+	s->win = pf_be16(t + 14);
+	s->flags = t[13];
+	s->len = sc->p.l4_len - hlen;
+	if ((t[13] & TH_SYN) && hlen > 20) {
+		sc->olen = hlen - 20;
+		pf_used(pf_opt_walk(data, end, sc));
+	}
 }
 
 /* The TCP timeout the peers' states call for. */
@@ -188,10 +194,11 @@ static __noinline __u64 pf_tcp_sloppy(struct pf_state *s, struct pf_peer *src,
 	return pf_opaque(0);
 }
 
-/* The window a segment's numbers are judged against (the first half of pf_tcp_track_full):
+/* The window a segment's numbers are judged against (the first half of pf_tcp_track_full,
+ * inlined in it: it costs a call less per packet of an established connection):
  * the sender's first segment sets its side up; `sc->seg` gets the segment's end in `len`'s
  * place and the numbers as pf compares them. Returns the scale shifts (sws << 4 | dws). */
-static __noinline __u64 pf_tcp_window(struct pf_peer *src, struct pf_peer *dst,
+static __always_inline __u64 pf_tcp_window(struct pf_peer *src, struct pf_peer *dst,
 				      struct pf_scratch *sc)
 {
 	struct pf_seg *seg = &sc->seg;

@@ -8,6 +8,7 @@
 
 use std::os::fd::BorrowedFd;
 
+use sift_ebpf_elf::Object;
 use sift_firewall::Verdict;
 use sift_kernel::object::{KernelObject, ObjectLoader, ProgramSource};
 
@@ -42,12 +43,25 @@ impl KernelPf {
         })
     }
 
+    /// Loads another build of the program (an object compiled from `bpf/pf.bpf.c`, with the
+    /// same maps) with fresh maps, and writes `rules` into them.
+    pub fn load_object(object: &Object, rules: &RuleSet) -> Result<KernelPf> {
+        KernelPf::load_from(object, rules, |l| l)
+    }
+
     fn load_with(
         rules: &RuleSet,
         adjust: impl FnOnce(ObjectLoader<'_>) -> ObjectLoader<'_>,
     ) -> Result<KernelPf> {
-        let object = crate::object()?;
-        let specs = rules.map_specs(&object);
+        KernelPf::load_from(&crate::object()?, rules, adjust)
+    }
+
+    fn load_from(
+        object: &Object,
+        rules: &RuleSet,
+        adjust: impl FnOnce(ObjectLoader<'_>) -> ObjectLoader<'_>,
+    ) -> Result<KernelPf> {
+        let specs = rules.map_specs(object);
         let programs: Vec<ProgramSource<'_>> = object
             .programs
             .iter()
