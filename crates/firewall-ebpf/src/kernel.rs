@@ -103,6 +103,17 @@ impl KernelPf {
         }
     }
 
+    /// Removes every state (`pfctl -F states`); returns how many there were. States that
+    /// packets create meanwhile stay.
+    pub fn flush_states(&self) -> Result<usize> {
+        let m = self.object.map(crate::layout::map::STATES)?;
+        let mut n = 0;
+        for k in m.keys()? {
+            n += usize::from(m.delete(&k)?);
+        }
+        Ok(n)
+    }
+
     /// The kernel's own time per run of `hook`'s program on `frame`, in nanoseconds, over
     /// `repeat` runs (one `BPF_PROG_TEST_RUN`: for XDP, use `repeat` ≥ 10^6; a repeated XDP
     /// test run costs about 16 ms to set up).

@@ -135,6 +135,15 @@ impl VmPf {
         self.vms[self.owner].as_ref().map_or(0, Vm::executed)
     }
 
+    /// Removes every state (`pfctl -F states`).
+    pub fn flush_states(&mut self) -> Result<()> {
+        let i = self.map_index(map::STATES)?;
+        let fresh = Map::from_spec(&self.specs[i])?;
+        let vm = self.vms[self.owner].as_mut().ok_or_else(|| Error::Missing("the VM".into()))?;
+        vm.maps_mut()[i] = fresh;
+        Ok(())
+    }
+
     /// The pflog records written since the last call.
     pub fn drain_log(&mut self) -> Vec<LogRecord> {
         let Ok(i) = self.map_index(map::LOG) else { return Vec::new() };

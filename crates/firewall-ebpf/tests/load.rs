@@ -92,4 +92,7 @@ fn a_replaced_rule_set_keeps_its_states() {
     // Without the old state, the same reply is blocked.
     let fresh = KernelPf::load(&load("block in all\npass out all keep state\n")).unwrap();
     assert_eq!(fresh.run(Hook::Xdp, &synack).unwrap(), Some(Verdict::Block));
+    // Flushed, the replaced rule set's table is empty too.
+    assert_eq!(pf.flush_states().unwrap(), 1);
+    assert_eq!(pf.run(Hook::Xdp, &synack).unwrap(), Some(Verdict::Block));
 }
