@@ -13,6 +13,7 @@ use sift_firewall::Verdict;
 use sift_kernel::object::{KernelObject, ObjectLoader, ProgramSource};
 
 use crate::image::MapsMut;
+use crate::layout::LogRecord;
 use crate::read::{Entry, MapsRead};
 use crate::{Error, Hook, Result, RuleSet};
 
@@ -20,6 +21,8 @@ use crate::{Error, Hook, Result, RuleSet};
 #[derive(Debug)]
 pub struct KernelPf {
     object: KernelObject,
+    /// The pflog ring buffer, mapped on first read.
+    log: Option<sift_sys::ringbuf::RingBuf>,
 }
 
 /// The most bytes `BPF_PROG_TEST_RUN` hands an XDP program without fragments (a page less
@@ -73,7 +76,7 @@ impl KernelPf {
             })
             .collect();
         let loader = adjust(ObjectLoader::new(&specs, &programs, &object.license));
-        let mut pf = KernelPf { object: loader.load()? };
+        let mut pf = KernelPf { object: loader.load()?, log: None };
         rules.image.write(&mut pf)?;
         Ok(pf)
     }
@@ -100,6 +103,32 @@ impl KernelPf {
             )),
             Err(e) if e.raw_os_error() == Some(22) => Ok(None),
             Err(e) => Err(Error::TestRun(e)),
+        }
+    }
+
+    /// The pflog records written since the last call (the ring buffer, mapped on first use:
+    /// a record the ring had no room for is counted in `Counters::log_lost`).
+    pub fn drain_log(&mut self) -> Result<Vec<LogRecord>> {
+        if self.log.is_none() {
+            let map = self.object.map(crate::layout::map::LOG)?;
+            self.log = Some(sift_sys::ringbuf::RingBuf::new(map.fd()).map_err(Error::Ring)?);
+        }
+        let mut out = Vec::new();
+        if let Some(ring) = &mut self.log {
+            ring.consume(|r| out.extend(LogRecord::decode(r)));
+        }
+        Ok(out)
+    }
+
+    /// Waits up to `timeout` for pflog records (`true`: some are there).
+    pub fn wait_log(&mut self, timeout: std::time::Duration) -> Result<bool> {
+        if self.log.is_none() {
+            let map = self.object.map(crate::layout::map::LOG)?;
+            self.log = Some(sift_sys::ringbuf::RingBuf::new(map.fd()).map_err(Error::Ring)?);
+        }
+        match &self.log {
+            Some(ring) => ring.wait(timeout).map_err(Error::Ring),
+            None => Ok(false),
         }
     }
 

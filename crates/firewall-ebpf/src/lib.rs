@@ -155,6 +155,9 @@ pub enum Error {
         /// What it returned.
         ret: u64,
     },
+    /// The kernel's pflog ring buffer could not be read.
+    #[error("kernel: pflog ring buffer: {0}")]
+    Ring(std::io::Error),
     /// A pflog capture could not be written.
     #[error("pflog capture: {0}")]
     Capture(String),

@@ -3,8 +3,7 @@
 //!
 //! Why its own module: the VM is where the program is checked without a kernel (equivalence
 //! with the userspace engine packet by packet, with expiry on a clock the test moves; the fuzz
-//! target) and where pflog records are read before a ring buffer consumer exists for the
-//! kernel's.
+//! target) and runs where there is no kernel to load it into.
 //!
 //! A `Vm` runs one program over the maps it holds; the hooks' programs are loaded on first use
 //! and the one set of maps moves to whichever runs (the others hold placeholders).

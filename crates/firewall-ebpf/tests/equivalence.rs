@@ -2,7 +2,8 @@
 //! verdicts, the same states (keys, direction, both peers' TCP states, sequence windows and
 //! scales, timeouts, packet and byte counts, rule), the same counters and pflog records; in
 //! sift's VM and in the kernel (`BPF_PROG_TEST_RUN`, XDP for packets going in, TC egress for
-//! packets going out; root, SKIP otherwise).
+//! packets going out; root, SKIP otherwise; its pflog records read from the ring buffer mapped
+//! in user space).
 //!
 //! Time: in the VM, the program's clock (`bpf_ktime_get_ns`) is set to each packet's time and
 //! the userspace engine runs on the same seconds, so creation and last-activity times are
@@ -174,6 +175,7 @@ fn generated(
             h.packet(&frame, dir, meta.ts_sec - start, meta.ts_nsec, &what);
             if i % 100 == 99 {
                 h.check_states(&what);
+                h.check_log(&what);
             }
         }
         h.check_states(name);

@@ -124,7 +124,7 @@ fn views_of_the_vm_maps() {
 
 #[test]
 fn views_of_the_kernel_maps() {
-    let Some((h, evals)) = run(true) else { return };
+    let Some((mut h, evals)) = run(true) else { return };
     let text = views(&h);
     let mut want: Vec<String> = h.fw.states().iter().map(|(_, s)| s.pfctl_line()).collect();
     want.sort();
@@ -135,13 +135,16 @@ fn views_of_the_kernel_maps() {
     for e in &evals {
         assert!(text.contains(&format!("[ Evaluations: {e:<8}")), "{e} in\n{text}");
     }
+    pflog_capture(&mut h);
 }
 
-/// The VM's pflog records as a capture: sift-pcap reads them back as link type PFLOG, and
-/// tcpdump prints pf's rule, action, direction and interface for each.
+/// The pflog records as a capture: sift-pcap reads them back as link type PFLOG, and tcpdump
+/// prints pf's rule, action, direction and interface for each.
 fn pflog_capture(h: &mut Harness) {
-    let support::Engine::Vm(vm) = &mut h.engine else { return };
-    let recs = vm.drain_log();
+    let recs = match &mut h.engine {
+        support::Engine::Vm(vm) => vm.drain_log(),
+        support::Engine::Kernel(k) => k.drain_log().unwrap(),
+    };
     assert_eq!(
         recs.len(),
         2,

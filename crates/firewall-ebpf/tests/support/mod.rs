@@ -317,10 +317,12 @@ impl Harness {
         }
     }
 
-    /// Compares the pflog records (the VM's ring buffer; the kernel's has no reader yet).
+    /// Compares the pflog records the program wrote since the last check.
     pub fn check_log(&mut self, what: &str) {
-        let Engine::Vm(vm) = &mut self.engine else { return };
-        let recs: Vec<LogRecord> = vm.drain_log();
+        let recs: Vec<LogRecord> = match &mut self.engine {
+            Engine::Vm(vm) => vm.drain_log(),
+            Engine::Kernel(k) => k.drain_log().expect("read the ring buffer"),
+        };
         let got: Vec<Vec<u8>> =
             recs.iter().map(|r| self.rules.pflog_record(r, &|_| String::new())).collect();
         assert_eq!(got.len(), self.logs.len(), "{what}: pflog records");
