@@ -226,14 +226,21 @@ impl RuleSet {
     }
 
     /// The object's maps as this rule set sizes them: the state table to `set limit states`,
-    /// the bit vectors to the classes.
+    /// the bit vectors to the classes, the address tries to their entries.
     pub fn map_specs(&self, object: &Object) -> Vec<sift_ebpf::MapSpec> {
+        use layout::map;
         let mut specs = object.maps.clone();
         for m in &mut specs {
-            if m.name == layout::map::STATES {
+            let trie = [map::SRC4, map::DST4, map::SRC6, map::DST6]
+                .iter()
+                .position(|&t| t == m.name)
+                .map(|i| self.image.tries[i].len());
+            if m.name == map::STATES {
                 m.max_entries = self.image.state_limit;
-            } else if m.name == layout::map::BITS {
+            } else if m.name == map::BITS {
                 m.max_entries = self.image.classes_needed();
+            } else if let Some(n) = trie {
+                m.max_entries = u32::try_from(n).unwrap_or(u32::MAX).max(1);
             }
         }
         specs
