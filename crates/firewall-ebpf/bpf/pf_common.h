@@ -10,8 +10,12 @@
  *   - the work is cut into `__noinline` functions: a call returns with r1-r5 cleared and the
  *     callee's frame gone, and its return value is passed through pf_forget, so every path
  *     through a function continues in one state;
- *   - an offset into the packet computed on different paths goes through pf_forget too.
- * Loop bodies that branch are functions of their own for the same reason. */
+ *   - an offset into the packet computed on different paths goes through pf_forget too;
+ *   - loops are unrolled (inside a loop a verifier stores few states, so nothing would be
+ *     pruned), and a loop body goes on along one path only: its branches are exits, the rest
+ *     is branch-free arithmetic (pf_nz, pf_lt, pf_select), or a function of its own.
+ * Where a function's paths end in its return anyway, the function is inlined: on an
+ * established connection's path a packet makes six calls. */
 #ifndef PF_COMMON_H
 #define PF_COMMON_H
 
