@@ -30,6 +30,7 @@ use std::os::fd::OwnedFd;
 use sift_sys::socket;
 
 pub mod attach;
+pub mod object;
 mod testrun;
 mod veth;
 
