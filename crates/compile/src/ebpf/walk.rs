@@ -32,8 +32,9 @@
 //! verifier's million instructions at the depths classic programs unroll to. Passing X through
 //! a stack word the verifier does not track (not 8-byte aligned: bytes of unknown value, not a
 //! spilled register) makes it an unknown 32-bit number at every head; the step's bounds check
-//! bounds it again. Each iteration is then one state, and a walk of 145 steps verifies in a
-//! few thousand instructions.
+//! bounds it again. Each iteration is then one state: `ip6 protochain 6` at XDP (145 steps)
+//! verifies in 11,085 instructions processed by the kernel and 29,761 by sift's verifier
+//! (which has no liveness analysis, hence also the zeroed counter after the walk).
 
 use sift_ebpf::Reg;
 use sift_ebpf::isa::{AluOp as EAlu, Cond, ImmKind, Insn, Operand, Width};

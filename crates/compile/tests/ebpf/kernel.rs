@@ -177,7 +177,7 @@ fn generated_filters_run_in_the_kernel_as_classic() {
         return;
     }
     let resolver = crate::resolver();
-    let (filters, refused) = generated_filters(&resolver, 0x6e4e, generated_count(1500));
+    let (filters, refused) = generated_filters(&resolver, 0x6e4e, generated_count(2500));
     let frames = base_frames(0xf4a3, 100);
     let mut t = Tally::default();
     for (i, f) in filters.iter().enumerate() {

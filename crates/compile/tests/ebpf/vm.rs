@@ -173,7 +173,7 @@ fn corpus_filters_run_on_the_vm_as_classic() {
 #[test]
 fn generated_filters_run_on_the_vm_as_classic() {
     let resolver = crate::resolver();
-    let (filters, refused) = generated_filters(&resolver, 0xeb9f, generated_count(1500));
+    let (filters, refused) = generated_filters(&resolver, 0xeb9f, generated_count(2500));
     let frames = base_frames(0x9e4, 100);
     let mut t = Tally::default();
     for (i, f) in filters.iter().enumerate() {
