@@ -26,6 +26,7 @@ mod plot;
 mod print;
 mod program;
 mod progress;
+mod xdp_cmd;
 
 use std::process::ExitCode;
 
@@ -72,6 +73,10 @@ enum Command {
     /// OpenBSD pf rule sets: `sift pf -f RULES -r CAPTURE` (or `sift pf run …`) replays a
     /// capture through them; `sift pf check FILE` shows each mistake with a caret.
     Pf(Box<pf_cmd::PfArgs>),
+    /// Filters at an interface's XDP hook in the kernel: `sift xdp attach -i IFACE EXPR`
+    /// drops what does not match (needs root).
+    #[command(subcommand)]
+    Xdp(xdp_cmd::XdpCommand),
 }
 
 /// The command line, parsed; `Err`: the exit status after a usage message, help or version.
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
         Some(Command::Inject(args)) => inject_cmd::run(args),
         Some(Command::Pfctl(args)) => pf_cmd::run_pfctl(args),
         Some(Command::Pf(args)) => pf_cmd::run_args(*args),
+        Some(Command::Xdp(cmd)) => xdp_cmd::run(cmd),
         None if cli.live.list => live::list_interfaces(),
         None if cli.live.list_ts_types && cli.dump.read.is_empty() => {
             live::list_time_stamp_types(&cli.live)

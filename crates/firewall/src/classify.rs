@@ -338,14 +338,12 @@ fn range_prefixes(lo: u128, hi: u128, width: u32, out: &mut Vec<(u128, u8)>) {
         }
         // The largest aligned block starting at `lo` that stays within `hi`.
         let mut size = if lo == 0 { width } else { lo.trailing_zeros().min(width) };
-        while size > 0 && (size >= 128 || lo + ((1u128 << size) - 1) > hi) {
+        let last = |size: u32| lo.checked_add(if size >= 128 { u128::MAX } else { (1u128 << size) - 1 });
+        while size > 0 && last(size).is_none_or(|l| l > hi) {
             size -= 1;
         }
         out.push((lo << shift, (width - size) as u8));
-        if size >= 128 {
-            return;
-        }
-        let Some(next) = lo.checked_add(1u128 << size) else { return };
+        let Some(next) = last(size).and_then(|l| l.checked_add(1)) else { return };
         if width < 128 && next >> width != 0 {
             return;
         }
