@@ -55,8 +55,6 @@ pub const TC_PRIORITY: u16 = 1;
 /// The handle of sift's `cls_bpf` filters within [`TC_PRIORITY`].
 pub const TC_HANDLE: u32 = 0x51f7;
 
-/// The verifier log buffer asked for after a refusal (the kernel keeps the tail).
-const LOG_SIZE: usize = 4 << 20;
 
 /// Where XDP runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,13 +98,6 @@ impl Hook {
         match self {
             Hook::Xdp { .. } => bpf::BPF_PROG_TYPE_XDP,
             Hook::TcIngress | Hook::TcEgress => bpf::BPF_PROG_TYPE_SCHED_CLS,
-        }
-    }
-
-    fn expected_attach_type(self) -> u32 {
-        match self {
-            Hook::Xdp { .. } => bpf::BPF_XDP,
-            Hook::TcIngress | Hook::TcEgress => 0,
         }
     }
 
@@ -304,29 +295,24 @@ use libc::{EBUSY, EEXIST, EINVAL, ENODEV, ENOENT, ENOLINK, EOPNOTSUPP, EPERM};
 /// GPL. A refusal is [`AttachError::Rejected`] with the verifier's log (the program is loaded
 /// a second time to get it).
 pub fn load(program: &EbpfProgram, hook: Hook, name: &str) -> Result<OwnedFd, AttachError> {
-    let bytes = program.to_bytes();
-    let opts = |log| bpf::ProgLoad {
-        expected_attach_type: hook.expected_attach_type(),
-        name,
-        log,
-        ..bpf::ProgLoad::new(hook.prog_type())
+    let prog_type = match hook {
+        Hook::Xdp { .. } => sift_ebpf::ProgType::Xdp,
+        Hook::TcIngress | Hook::TcEgress => sift_ebpf::ProgType::SchedCls,
     };
-    let errno = match bpf::prog_load_with(&bytes, opts(None)) {
-        Ok(fd) => return Ok(fd),
-        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
-            return Err(AttachError::Kernel { what: format!("loading {name:?}"), source: e });
+    let source =
+        crate::object::ProgramSource { name, section: "", prog_type, insns: &program.insns };
+    match crate::object::load_program(&source, &program.to_bytes(), "GPL", false) {
+        Ok((fd, _)) => Ok(fd),
+        Err(crate::object::ObjectError::Rejected { source, log, .. }) => {
+            Err(AttachError::Rejected { errno: source, log })
         }
-        Err(e) if bpf::is_unavailable(&e) => return Err(kernel_error("loading a program", e)),
-        Err(e) => e,
-    };
-    let mut log = vec![0u8; LOG_SIZE];
-    let again = bpf::prog_load_with(&bytes, opts(Some(&mut log)));
-    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-    let log = String::from_utf8_lossy(&log[..end]).into_owned();
-    match again {
-        // Loaded the second time (a transient failure, or the log was too small to matter).
-        Ok(fd) => Ok(fd),
-        Err(_) => Err(AttachError::Rejected { errno, log }),
+        Err(crate::object::ObjectError::Unavailable { source, .. }) => {
+            Err(kernel_error("loading a program", source))
+        }
+        Err(e) => Err(AttachError::Kernel {
+            what: format!("loading {name:?}"),
+            source: io::Error::other(e.to_string()),
+        }),
     }
 }
 

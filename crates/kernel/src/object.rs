@@ -148,6 +148,8 @@ pub struct KernelProgram {
     pub prog_type: ProgType,
     /// How many slots it has.
     pub slots: usize,
+    /// The verifier's log, when asked for ([`ObjectLoader::verifier_log`]).
+    pub log: Option<String>,
     fd: OwnedFd,
 }
 
@@ -165,6 +167,7 @@ pub struct ObjectLoader<'a> {
     reused: Vec<(String, KernelMap)>,
     programs: Vec<ProgramSource<'a>>,
     license: String,
+    log: bool,
 }
 
 impl<'a> ObjectLoader<'a> {
@@ -176,7 +179,15 @@ impl<'a> ObjectLoader<'a> {
             reused: Vec::new(),
             programs: programs.to_vec(),
             license: license.to_string(),
+            log: false,
         }
+    }
+
+    /// Keeps the verifier's log of every program, accepted or not ([`KernelProgram::log`]):
+    /// what `--dry-run` shows. Loading with a log is slower.
+    pub fn verifier_log(mut self, on: bool) -> Self {
+        self.log = on;
+        self
     }
 
     /// Sets map `name`'s number of entries before it is created (a state table sized to a
@@ -223,12 +234,13 @@ impl<'a> ObjectLoader<'a> {
         let mut programs = Vec::with_capacity(self.programs.len());
         for p in &self.programs {
             let bytes = relocate(p, &maps)?;
-            let fd = load_program(p, &bytes, &self.license)?;
+            let (fd, log) = load_program(p, &bytes, &self.license, self.log)?;
             programs.push(KernelProgram {
                 name: p.name.to_string(),
                 section: p.section.to_string(),
                 prog_type: p.prog_type,
                 slots: p.insns.len(),
+                log,
                 fd,
             });
         }
@@ -262,36 +274,59 @@ fn relocate(p: &ProgramSource<'_>, maps: &[KernelMap]) -> Result<Vec<u8>, Object
     Ok(insns.iter().flat_map(EbpfInsn::encode).collect())
 }
 
-/// `BPF_PROG_LOAD`, and on a refusal a second load with the verifier's log.
-fn load_program(
+/// `BPF_PROG_LOAD` named as the program (the kernel's 15 characters), with XDP's expected
+/// attach type; on a refusal a second load with the verifier's log. With `keep_log`, the first
+/// load already asks for the log and returns it.
+pub fn load_program(
     p: &ProgramSource<'_>,
     bytes: &[u8],
     license: &str,
-) -> Result<OwnedFd, ObjectError> {
-    let ty = p.prog_type.number();
-    match bpf::prog_load_licensed(ty, bytes, license) {
-        Ok(fd) => Ok(fd),
-        Err(e) if bpf::is_unavailable(&e) => {
-            Err(ObjectError::Unavailable { program: p.name.to_string(), source: e })
+    keep_log: bool,
+) -> Result<(OwnedFd, Option<String>), ObjectError> {
+    let name = kernel_name(p.name);
+    let load = |license: &str, log: Option<&mut [u8]>| {
+        let opts = bpf::ProgLoad {
+            expected_attach_type: if p.prog_type == ProgType::Xdp { bpf::BPF_XDP } else { 0 },
+            name: &name,
+            license,
+            log,
+            ..bpf::ProgLoad::new(p.prog_type.number())
+        };
+        bpf::prog_load_with(bytes, opts)
+    };
+    let text = |log: &[u8]| {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        String::from_utf8_lossy(&log[..end]).into_owned()
+    };
+    let first = if keep_log {
+        let mut log = vec![0u8; LOG_SIZE];
+        match load(license, Some(&mut log)) {
+            Ok(fd) => return Ok((fd, Some(text(&log)))),
+            Err(e) => e,
         }
-        Err(e) => {
-            // The log load is licensed GPL (`prog_load`'s); the refusal is the same for the
-            // GPL objects sift builds.
-            let mut log = vec![0u8; LOG_SIZE];
-            let again = bpf::prog_load(ty, bytes, Some(&mut log));
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let text = String::from_utf8_lossy(&log[..end]).into_owned();
-            match again {
-                // Accepted with a GPL license: the object's own license was the problem.
-                Ok(_) => Err(ObjectError::Rejected {
-                    program: p.name.to_string(),
-                    source: e,
-                    log: format!("(accepted under the GPL: license {license:?} refused)"),
-                }),
-                Err(_) => {
-                    Err(ObjectError::Rejected { program: p.name.to_string(), source: e, log: text })
-                }
-            }
+    } else {
+        match load(license, None) {
+            Ok(fd) => return Ok((fd, None)),
+            Err(e) => e,
+        }
+    };
+    if bpf::is_unavailable(&first) {
+        return Err(ObjectError::Unavailable { program: p.name.to_string(), source: first });
+    }
+    // The log load is licensed GPL; the refusal is the same for the GPL objects sift builds.
+    let mut log = vec![0u8; LOG_SIZE];
+    let again = load("GPL", Some(&mut log));
+    match again {
+        // Accepted with a GPL license: the object's own license was the problem.
+        Ok(_) if license != "GPL" => Err(ObjectError::Rejected {
+            program: p.name.to_string(),
+            source: first,
+            log: format!("(accepted under the GPL: license {license:?} refused)"),
+        }),
+        // Loaded the second time: a transient failure.
+        Ok(fd) => Ok((fd, keep_log.then(|| text(&log)))),
+        Err(_) => {
+            Err(ObjectError::Rejected { program: p.name.to_string(), source: first, log: text(&log) })
         }
     }
 }
@@ -341,16 +376,69 @@ impl KernelObject {
 }
 
 impl KernelMap {
+    /// The map of `spec`'s name and shape that program `prog_id` uses (`None`: it has none):
+    /// how a later command reads the maps of a program it did not load.
+    pub fn of_program(prog_id: u32, spec: &MapSpec) -> Result<Option<KernelMap>, ObjectError> {
+        let op = |op| move |source| ObjectError::MapOp { name: spec.name.clone(), op, source };
+        let prog = bpf::prog_get_fd_by_id(prog_id).map_err(op("program by id"))?;
+        let info = bpf::prog_info(&prog).map_err(op("program info"))?;
+        let name = kernel_name(&spec.name);
+        for id in info.map_ids {
+            let fd = bpf::map_get_fd_by_id(id).map_err(op("map by id"))?;
+            let m = bpf::map_info(&fd).map_err(op("map info"))?;
+            if m.name == name
+                && m.map_type == spec.map_type as u32
+                && m.key_size == spec.key_size
+                && m.value_size == spec.value_size
+            {
+                let spec = MapSpec { max_entries: m.max_entries, ..spec.clone() };
+                return Ok(Some(KernelMap { spec, fd, cpus: possible_cpus() }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Pins the map at `path` in a BPF file system (replacing a pin there).
+    pub fn pin(&self, path: &std::path::Path) -> Result<(), ObjectError> {
+        let op = |source| ObjectError::MapOp { name: self.spec.name.clone(), op: "pin", source };
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(op(e)),
+        }
+        bpf::obj_pin(&self.fd, path).map_err(op)
+    }
+
+    /// The map pinned at `path`, which must have `spec`'s type, key and value sizes.
+    pub fn open_pinned(path: &std::path::Path, spec: &MapSpec) -> Result<KernelMap, ObjectError> {
+        let op = |op| move |source| ObjectError::MapOp { name: spec.name.clone(), op, source };
+        let fd = bpf::obj_get(path).map_err(op("open pin"))?;
+        let m = bpf::map_info(&fd).map_err(op("map info"))?;
+        if m.map_type != spec.map_type as u32
+            || m.key_size != spec.key_size
+            || m.value_size != spec.value_size
+        {
+            return Err(ObjectError::MapShape {
+                name: spec.name.clone(),
+                want: format!("{:?} {}/{}", spec.map_type, spec.key_size, spec.value_size),
+                got: format!("type {} {}/{}", m.map_type, m.key_size, m.value_size),
+            });
+        }
+        let spec = MapSpec { max_entries: m.max_entries, ..spec.clone() };
+        Ok(KernelMap { spec, fd, cpus: possible_cpus() })
+    }
+
     /// Creates a map of `spec`, with its initial contents; `cpus` is the number of possible
     /// CPUs (per-CPU values).
     fn create(spec: &MapSpec, cpus: usize) -> Result<KernelMap, ObjectError> {
-        let fd = bpf::map_create(
-            spec.map_type as u32,
-            spec.key_size,
-            spec.value_size,
-            spec.max_entries,
-            spec.flags,
-        )
+        let fd = bpf::map_create_with(&bpf::MapCreate {
+            map_type: spec.map_type as u32,
+            key_size: spec.key_size,
+            value_size: spec.value_size,
+            max_entries: spec.max_entries,
+            map_flags: spec.flags,
+            name: &kernel_name(&spec.name),
+        })
         .map_err(|source| ObjectError::MapCreate { name: spec.name.clone(), source })?;
         if !spec.initial.is_empty() {
             let mut v = spec.initial.clone();
@@ -491,6 +579,12 @@ impl KernelMap {
         }
         Ok(out)
     }
+}
+
+/// A name as the kernel keeps it for programs and maps: its letters, digits, `_` and `.`, at
+/// most 15 of them (`bpftool` shows them; [`KernelMap::of_program`] finds maps by them).
+pub fn kernel_name(name: &str) -> String {
+    name.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.')).take(15).collect()
 }
 
 /// How many CPUs the kernel may have (`/sys/devices/system/cpu/possible`, e.g. `0-1`): the
