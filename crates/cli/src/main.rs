@@ -22,6 +22,7 @@ mod inject_cmd;
 mod live;
 mod pf_bridge;
 mod pf_cmd;
+mod pf_kernel;
 mod plot;
 mod print;
 mod program;

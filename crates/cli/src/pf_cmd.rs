@@ -65,6 +65,14 @@ pub enum PfCommand {
     Run(RunArgs),
     /// pf live between two interfaces, as an OpenBSD bridge filters (needs root).
     Bridge(crate::pf_bridge::BridgeArgs),
+    /// Load a rule set into the kernel on an interface, as eBPF at XDP or TC with its state
+    /// in maps (needs root); loading again replaces it and keeps the states.
+    Load(crate::pf_kernel::LoadArgs),
+    /// The rule set in the kernel on an interface: rules with counters (`pfctl -vsr`),
+    /// states (`pfctl -ss`), counters (`-s info`, `pfctl -si`).
+    Show(crate::pf_kernel::ShowArgs),
+    /// Remove pf from an interface, or with `--states` only its states.
+    Flush(crate::pf_kernel::FlushArgs),
 }
 
 /// `sift pf run`
@@ -122,7 +130,7 @@ pub struct CheckArgs {
     host: String,
 }
 
-fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
+pub(crate) fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
     match name {
         "system" => Ok(Box::new(SystemHost::load())),
         "openbsd" => Ok(Box::new(FixtureHost::openbsd("."))),
@@ -406,6 +414,9 @@ fn run(cmd: PfCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         PfCommand::Run(args) => replay(args),
         PfCommand::Bridge(args) => crate::pf_bridge::run(args),
+        PfCommand::Load(args) => crate::pf_kernel::load(args),
+        PfCommand::Show(args) => crate::pf_kernel::show(args),
+        PfCommand::Flush(args) => crate::pf_kernel::flush(args),
         PfCommand::Check(args) => {
             let (name, text) =
                 read(&args.file).with_context(|| format!("cannot read {}", args.file))?;

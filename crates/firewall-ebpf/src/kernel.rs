@@ -7,10 +7,11 @@
 //! kernel's own clock.
 
 use std::os::fd::BorrowedFd;
+use std::path::Path;
 
 use sift_ebpf_elf::Object;
 use sift_firewall::Verdict;
-use sift_kernel::object::{KernelObject, ObjectLoader, ProgramSource};
+use sift_kernel::object::{KernelMap, KernelObject, ObjectLoader, ProgramSource};
 
 use crate::image::MapsMut;
 use crate::layout::LogRecord;
@@ -44,6 +45,44 @@ impl KernelPf {
         KernelPf::load_with(rules, |l| {
             l.reuse_map(map::STATES, states).reuse_map(map::COUNTERS, counters)
         })
+    }
+
+    /// Loads the programs keeping the state table and counters pinned under `dir` by an
+    /// earlier [`KernelPf::pin`] (another process's rule set, replaced without losing its
+    /// connections); with nothing pinned there, as [`KernelPf::load`].
+    pub fn load_keeping(rules: &RuleSet, dir: &Path) -> Result<KernelPf> {
+        use crate::layout::map;
+        let object = crate::object()?;
+        let spec = |name: &str| object.maps.iter().find(|m| m.name == name).cloned();
+        let mut kept = Vec::new();
+        for name in [map::STATES, map::COUNTERS] {
+            let path = dir.join(name);
+            if let (true, Some(spec)) = (path.exists(), spec(name)) {
+                kept.push((name, KernelMap::open_pinned(&path, &spec)?));
+            }
+        }
+        KernelPf::load_from(&object, rules, |mut l| {
+            for (name, m) in kept {
+                l = l.reuse_map(name, m);
+            }
+            l
+        })
+    }
+
+    /// Loads the programs with fresh maps, keeping each program's verifier log (what
+    /// `--dry-run` shows), and writes `rules` into them.
+    pub fn load_logged(rules: &RuleSet) -> Result<KernelPf> {
+        KernelPf::load_with(rules, |l| l.verifier_log(true))
+    }
+
+    /// Pins every map under `dir` (created when missing), by its name: how later commands
+    /// ([`PinnedPf::open`], [`KernelPf::load_keeping`]) find them.
+    pub fn pin(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(Error::Pin)?;
+        for m in self.object.maps() {
+            m.pin(&dir.join(&m.spec().name))?;
+        }
+        Ok(())
     }
 
     /// Loads another build of the program (an object compiled from `bpf/pf.bpf.c`, with the
@@ -135,12 +174,7 @@ impl KernelPf {
     /// Removes every state (`pfctl -F states`); returns how many there were. States that
     /// packets create meanwhile stay.
     pub fn flush_states(&self) -> Result<usize> {
-        let m = self.object.map(crate::layout::map::STATES)?;
-        let mut n = 0;
-        for k in m.keys()? {
-            n += usize::from(m.delete(&k)?);
-        }
-        Ok(n)
+        flush(self.object.map(crate::layout::map::STATES)?)
     }
 
     /// The kernel's own time per run of `hook`'s program on `frame`, in nanoseconds, over
@@ -150,6 +184,59 @@ impl KernelPf {
         let fd = self.program_fd(hook)?;
         sift_sys_test_run(fd, frame, repeat).map(|(_, ns)| ns).map_err(Error::TestRun)
     }
+}
+
+/// The maps of a rule set running in the kernel, opened from their pins ([`KernelPf::pin`]):
+/// what `sift pf show` and `sift pf flush` read and change.
+#[derive(Debug)]
+pub struct PinnedPf {
+    maps: Vec<KernelMap>,
+}
+
+impl PinnedPf {
+    /// The maps pinned under `dir` (every map of the object must be there).
+    pub fn open(dir: &Path) -> Result<PinnedPf> {
+        let object = crate::object()?;
+        let maps = object
+            .maps
+            .iter()
+            .map(|spec| Ok(KernelMap::open_pinned(&dir.join(&spec.name), spec)?))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PinnedPf { maps })
+    }
+
+    fn map(&self, name: &str) -> Result<&KernelMap> {
+        self.maps.iter().find(|m| m.spec().name == name).ok_or_else(|| Error::Missing(name.into()))
+    }
+
+    /// Removes every state (`pfctl -F states`); returns how many there were.
+    pub fn flush_states(&self) -> Result<usize> {
+        flush(self.map(crate::layout::map::STATES)?)
+    }
+}
+
+impl MapsRead for PinnedPf {
+    fn entries(&self, name: &str) -> Result<Vec<Entry>> {
+        Ok(self.map(name)?.entries()?)
+    }
+
+    fn summed(&self, name: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.map(name)?.lookup_summed(key)?)
+    }
+}
+
+fn flush(m: &KernelMap) -> Result<usize> {
+    let mut n = 0;
+    for k in m.keys()? {
+        n += usize::from(m.delete(&k)?);
+    }
+    Ok(n)
+}
+
+/// The programs' clock now, in seconds (`bpf_ktime_get_ns`'s `CLOCK_MONOTONIC`): what a
+/// state's creation, last packet and expiry are on.
+pub fn now() -> u64 {
+    sift_sys::time::monotonic_ns() / 1_000_000_000
 }
 
 /// `BPF_PROG_TEST_RUN`: (return value, ns per run).

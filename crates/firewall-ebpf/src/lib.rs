@@ -161,6 +161,9 @@ pub enum Error {
     /// A pflog capture could not be written.
     #[error("pflog capture: {0}")]
     Capture(String),
+    /// The maps could not be pinned.
+    #[error("pinning the maps: {0}")]
+    Pin(std::io::Error),
     /// No map or program of that name in the object.
     #[error("the object has no {0}")]
     Missing(String),

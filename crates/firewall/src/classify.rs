@@ -338,7 +338,8 @@ fn range_prefixes(lo: u128, hi: u128, width: u32, out: &mut Vec<(u128, u8)>) {
         }
         // The largest aligned block starting at `lo` that stays within `hi`.
         let mut size = if lo == 0 { width } else { lo.trailing_zeros().min(width) };
-        let last = |size: u32| lo.checked_add(if size >= 128 { u128::MAX } else { (1u128 << size) - 1 });
+        let last =
+            |size: u32| lo.checked_add(if size >= 128 { u128::MAX } else { (1u128 << size) - 1 });
         while size > 0 && last(size).is_none_or(|l| l > hi) {
             size -= 1;
         }

@@ -55,7 +55,6 @@ pub const TC_PRIORITY: u16 = 1;
 /// The handle of sift's `cls_bpf` filters within [`TC_PRIORITY`].
 pub const TC_HANDLE: u32 = 0x51f7;
 
-
 /// Where XDP runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum XdpMode {

@@ -325,9 +325,11 @@ pub fn load_program(
         }),
         // Loaded the second time: a transient failure.
         Ok(fd) => Ok((fd, keep_log.then(|| text(&log)))),
-        Err(_) => {
-            Err(ObjectError::Rejected { program: p.name.to_string(), source: first, log: text(&log) })
-        }
+        Err(_) => Err(ObjectError::Rejected {
+            program: p.name.to_string(),
+            source: first,
+            log: text(&log),
+        }),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Local time as text, with the C library's `strftime` and time zone rules.
+//! Time: local time as text (the C library's `strftime` and time zone rules), and the
+//! kernel's monotonic clock.
 //!
 //! tcpdump names the files of `-w … -G` by passing the pattern to `strftime` in local time;
 //! doing the same (rather than reimplementing the conversions and the zone database) gives the
@@ -27,4 +28,13 @@ pub fn strftime_local(pattern: &str, secs: i64) -> io::Result<String> {
     }
     buf.truncate(n);
     String::from_utf8(buf).map_err(|_| io::Error::other("strftime produced invalid UTF-8"))
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock of the kernel's `bpf_ktime_get_ns`, which eBPF
+/// programs stamp their map entries with (pf's states in the kernel).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
 }
