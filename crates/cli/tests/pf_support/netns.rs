@@ -58,6 +58,15 @@ impl Ns {
         c
     }
 
+    /// `args` run inside the namespace's network only (`nsenter --net`): unlike `ip netns
+    /// exec`, the mount namespace stays the caller's, so BPF file system pins and `/run` are
+    /// the ones every command sees (what `sift xdp` and `sift pf load` keep there).
+    pub fn net_cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("nsenter");
+        c.arg(format!("--net=/var/run/netns/{}", self.name)).args(args);
+        c
+    }
+
     /// Runs `args` inside the namespace; it must succeed. Returns standard output.
     pub fn ok(&self, args: &[&str]) -> String {
         run_ok(&mut self.cmd(args))
