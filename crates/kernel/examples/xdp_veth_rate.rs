@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --release -p sift-kernel --example xdp_veth_rate -- [--frames N] [--generic]
-//!     [--filter FILE]...
+//!     [--filter FILE]... [--expr EXPR]...
 //! ```
 //!
 //! * The generator is the kernel's: an XDP program that redirects to `vb1` run with
@@ -25,6 +25,8 @@
 //!   slots (`EbpfProgram::to_bytes`, what a compiler back end writes) or, for a `.s`/`.asm`
 //!   file, in sift-ebpf's assembly. Without one, a built-in filter runs: parse Ethernet, IPv4
 //!   and UDP with bounds checks and drop UDP to port 9 (every generated frame), pass the rest.
+//! * `--expr EXPR` adds a case (repeatable): a pcap-filter expression as `sift xdp attach`
+//!   deploys it (the native eBPF back end; what does not match is dropped).
 //!
 //! Do not run it while building or testing: it measures a shared machine.
 
@@ -48,10 +50,12 @@ struct Options {
     frames: u32,
     mode: XdpMode,
     filters: Vec<PathBuf>,
+    /// Expressions compiled by the native eBPF back end (drop what does not match).
+    exprs: Vec<String>,
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut opts = Options { frames: 5_000_000, mode: XdpMode::Native, filters: Vec::new() };
+    let mut opts = Options { frames: 5_000_000, mode: XdpMode::Native, filters: Vec::new(), exprs: Vec::new() };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -61,9 +65,10 @@ fn parse_args() -> Result<Options, String> {
             }
             "--generic" => opts.mode = XdpMode::Generic,
             "--filter" => opts.filters.push(args.next().ok_or("--filter needs a file")?.into()),
+            "--expr" => opts.exprs.push(args.next().ok_or("--expr needs an expression")?),
             "-h" | "--help" => {
                 return Err(
-                    "usage: xdp_veth_rate [--frames N] [--generic] [--filter FILE]...".into()
+                    "usage: xdp_veth_rate [--frames N] [--generic] [--filter FILE]... [--expr EXPR]...".into()
                 );
             }
             _ => return Err(format!("unknown argument {a:?} (see --help)")),
@@ -117,6 +122,18 @@ fn read_filter(path: &PathBuf) -> Result<EbpfProgram, String> {
         return Err(format!("{}: not whole 8-byte instructions", path.display()));
     }
     Ok(EbpfProgram::from_bytes(&bytes))
+}
+
+/// `expr` as `sift xdp attach` builds it: compiled for Ethernet, lowered to native eBPF.
+fn compile_expr(expr: &str) -> Result<EbpfProgram, String> {
+    use sift_compile::ebpf::{self, EbpfOptions};
+    use sift_compile::pipeline::{self, LinkType, Mode, Options};
+    let resolver = sift_filter::TableResolver::well_known();
+    let opts = Options::new(LinkType::EN10MB, &resolver).mode(Mode::Libpcap);
+    let compiled = pipeline::compile(expr, &opts).map_err(|e| e.render(expr))?;
+    let lowered = ebpf::lower(&compiled, &EbpfOptions::new(ebpf::Hook::Xdp))
+        .map_err(|e| format!("{expr}: {e}"))?;
+    Ok(lowered.program())
 }
 
 /// A 60-byte IPv4/UDP frame to port 9, for a MAC address nobody has.
@@ -206,6 +223,9 @@ fn run(opts: &Options) -> Result<(), String> {
     }
     for f in &opts.filters {
         cases.push((format!("filter {}", f.display()), Some(read_filter(f)?)));
+    }
+    for e in &opts.exprs {
+        cases.push((format!("expression {e:?}"), Some(compile_expr(e)?)));
     }
     let root = PathBuf::from(format!("/sys/fs/bpf/sift-rate-{}", std::process::id()));
     bpf::mount_bpffs(std::path::Path::new("/sys/fs/bpf")).map_err(|e| format!("bpffs: {e}"))?;
