@@ -55,7 +55,12 @@ struct Options {
 }
 
 fn parse_args() -> Result<Options, String> {
-    let mut opts = Options { frames: 5_000_000, mode: XdpMode::Native, filters: Vec::new(), exprs: Vec::new() };
+    let mut opts = Options {
+        frames: 5_000_000,
+        mode: XdpMode::Native,
+        filters: Vec::new(),
+        exprs: Vec::new(),
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
