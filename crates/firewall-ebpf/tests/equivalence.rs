@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use sift_firewall::packet::Direction;
 
 mod support;
-use support::{Harness, ethernet, flags, tcp_packet};
+use support::{Harness, ethernet, segment, tcp_packet};
 
 /// sift-firewall's TCP conversations.
 fn tcp_cases() -> Vec<(PathBuf, String)> {
@@ -43,34 +43,12 @@ fn tcp_cases() -> Vec<(PathBuf, String)> {
 fn run_conversation(text: &str, name: &str, kernel: bool) -> Option<usize> {
     let (rules, convo) = text.split_once("\n---\n").expect("a --- line");
     let mut h = Harness::new(rules, "em0", kernel)?;
-    let client = ([10, 0, 0, 1], 40000);
-    let server = ([10, 0, 0, 2], 80);
     let mut now = 0u64;
     let mut n = 0;
     for (i, line) in convo.lines().enumerate() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if words.is_empty() || words[0].starts_with('#') || words[0].starts_with('>') {
-            continue;
-        }
-        let (mut seq, mut ack, mut win, mut ws, mut len) = (0u32, 0u32, 65535u16, None, 0usize);
-        for w in &words[2..] {
-            let (k, v) = w.split_once('=').expect("key=value");
-            match k {
-                "seq" => seq = v.parse().expect("seq"),
-                "ack" => ack = v.parse().expect("ack"),
-                "win" => win = v.parse().expect("win"),
-                "ws" => ws = Some(v.parse().expect("ws")),
-                "len" => len = v.parse().expect("len"),
-                "t" => now = v.parse().expect("t"),
-                _ => panic!("unknown {k}"),
-            }
-        }
-        let (from, to, dir) = match words[0] {
-            "c" => (client, server, Direction::Out),
-            "s" => (server, client, Direction::In),
-            other => panic!("side {other}"),
-        };
-        let ip = tcp_packet(from, to, flags(words[1]), (seq, ack, win), ws, len);
+        let Some(seg) = segment(line) else { continue };
+        now = seg.now.unwrap_or(now);
+        let (ip, dir) = (seg.bytes, seg.dir);
         let what = format!("{name} line {}: {line}", i + 1);
         h.packet(&ethernet(&ip), dir, now, 0, &what);
         h.check_states(&what);

@@ -26,39 +26,8 @@ use sift_pf::host::FixtureHost;
 use sift_pf::{Options, pfctl};
 
 mod support;
-use support::flags;
+use support::conversation;
 
-/// An IPv4 TCP packet.
-fn tcp_packet(
-    (src, sport): ([u8; 4], u16),
-    (dst, dport): ([u8; 4], u16),
-    flags: u8,
-    (seq, ack, win): (u32, u32, u16),
-    ws: Option<u8>,
-    len: usize,
-) -> Vec<u8> {
-    let opt = if ws.is_some() { 4 } else { 0 };
-    let total = 20 + 20 + opt + len;
-    let mut p = vec![0u8; total];
-    p[0] = 0x45;
-    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    p[8] = 64;
-    p[9] = 6;
-    p[12..16].copy_from_slice(&src);
-    p[16..20].copy_from_slice(&dst);
-    let t = &mut p[20..];
-    t[0..2].copy_from_slice(&sport.to_be_bytes());
-    t[2..4].copy_from_slice(&dport.to_be_bytes());
-    t[4..8].copy_from_slice(&seq.to_be_bytes());
-    t[8..12].copy_from_slice(&ack.to_be_bytes());
-    t[12] = (((20 + opt) / 4) as u8) << 4;
-    t[13] = flags;
-    t[14..16].copy_from_slice(&win.to_be_bytes());
-    if let Some(ws) = ws {
-        t[20..24].copy_from_slice(&[1, 3, 3, ws]);
-    }
-    p
-}
 
 fn firewall(rules: &str) -> Firewall {
     let host = FixtureHost::openbsd(".");
@@ -95,37 +64,15 @@ fn run(text: &str) -> String {
     let mut fw = firewall(rules);
     let mut out = format!("{rules}\n---\n");
     let mut now = 0u64;
-    let client = ([10, 0, 0, 1], 40000);
-    let server = ([10, 0, 0, 2], 80);
     for line in convo.lines() {
         if line.starts_with('>') {
             continue;
         }
         out.push_str(line);
         out.push('\n');
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if words.is_empty() || words[0].starts_with('#') {
-            continue;
-        }
-        let (mut seq, mut ack, mut win, mut ws, mut len) = (0u32, 0u32, 65535u16, None, 0usize);
-        for w in &words[2..] {
-            let (k, v) = w.split_once('=').expect("key=value");
-            match k {
-                "seq" => seq = v.parse().expect("seq"),
-                "ack" => ack = v.parse().expect("ack"),
-                "win" => win = v.parse().expect("win"),
-                "ws" => ws = Some(v.parse().expect("ws")),
-                "len" => len = v.parse().expect("len"),
-                "t" => now = v.parse().expect("t"),
-                _ => panic!("unknown {k}"),
-            }
-        }
-        let (from, to, dir) = match words[0] {
-            "c" => (client, server, Direction::Out),
-            "s" => (server, client, Direction::In),
-            other => panic!("side {other}"),
-        };
-        let bytes = tcp_packet(from, to, flags(words[1]), (seq, ack, win), ws, len);
+        let Some(seg) = conversation::segment(line) else { continue };
+        now = seg.now.unwrap_or(now);
+        let (bytes, dir) = (seg.bytes, seg.dir);
         let pkt = Packet::parse(&bytes).expect("packet");
         let mut meta = Meta::new("em0", dir);
         meta.now = now;

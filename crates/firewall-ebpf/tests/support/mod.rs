@@ -16,6 +16,12 @@ use sift_firewall_ebpf::{Hook, RuleSet};
 use sift_pf::host::FixtureHost;
 use sift_pf::{Options, pfctl};
 
+/// sift-firewall's test support: TCP conversations and their packets, TCP flags by letter.
+#[path = "../../../firewall/tests/support/mod.rs"]
+mod fw_support;
+#[allow(unused_imports)] // each test binary uses its part
+pub use fw_support::conversation::{segment, tcp_packet};
+
 /// A rule set read as pfctl reads it, loaded, with its `set` options.
 pub fn firewall(rules: &str) -> (Firewall, FixtureHost, Settings) {
     let host = FixtureHost::openbsd(".");
@@ -333,25 +339,6 @@ impl Harness {
     }
 }
 
-/// TCP flags as letters (`SA`, `FPA`; `-` for none): F S R P A U E W.
-pub fn flags(s: &str) -> u8 {
-    if s == "-" {
-        return 0;
-    }
-    s.chars().fold(0, |f, c| {
-        f | match c {
-            'F' => 0x01,
-            'S' => 0x02,
-            'R' => 0x04,
-            'P' => 0x08,
-            'A' => 0x10,
-            'U' => 0x20,
-            'E' => 0x40,
-            'W' => 0x80,
-            _ => panic!("flag {c}"),
-        }
-    })
-}
 
 /// An Ethernet frame around an IP packet.
 pub fn ethernet(ip: &[u8]) -> Vec<u8> {
@@ -365,34 +352,3 @@ pub fn ethernet(ip: &[u8]) -> Vec<u8> {
     f
 }
 
-/// An IPv4 TCP packet (no checksums: pf's test does not read them).
-pub fn tcp_packet(
-    (src, sport): ([u8; 4], u16),
-    (dst, dport): ([u8; 4], u16),
-    flags: u8,
-    (seq, ack, win): (u32, u32, u16),
-    ws: Option<u8>,
-    len: usize,
-) -> Vec<u8> {
-    let opt = if ws.is_some() { 4 } else { 0 };
-    let total = 20 + 20 + opt + len;
-    let mut p = vec![0u8; total];
-    p[0] = 0x45;
-    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    p[8] = 64;
-    p[9] = 6;
-    p[12..16].copy_from_slice(&src);
-    p[16..20].copy_from_slice(&dst);
-    let t = &mut p[20..];
-    t[0..2].copy_from_slice(&sport.to_be_bytes());
-    t[2..4].copy_from_slice(&dport.to_be_bytes());
-    t[4..8].copy_from_slice(&seq.to_be_bytes());
-    t[8..12].copy_from_slice(&ack.to_be_bytes());
-    t[12] = (((20 + opt) / 4) as u8) << 4;
-    t[13] = flags;
-    t[14..16].copy_from_slice(&win.to_be_bytes());
-    if let Some(ws) = ws {
-        t[20..24].copy_from_slice(&[1, 3, 3, ws]);
-    }
-    p
-}

@@ -35,4 +35,5 @@ pub fn flags(s: &str) -> u8 {
         }
     })
 }
+pub mod conversation;
 pub mod random;
