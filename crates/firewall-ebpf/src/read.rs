@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use sift_firewall::packet::{Direction, Family, Meta, Packet};
 use sift_firewall::state::{Peer, State, StateKey};
-use sift_firewall::{Decision, Firewall, Reason, Return, RuleId, Verdict, pflog};
+use sift_firewall::{Decision, Firewall, Reason, RuleId, Verdict, pflog};
 use sift_pf::host::Host;
 
 use crate::layout::{
@@ -218,54 +218,17 @@ pub fn pfctl_info(c: &Counters, states: usize) -> String {
     out
 }
 
-/// pf's reason of number `code`.
+/// pf's reason of number `code` (`match` for a number pf does not have).
 pub fn reason(code: u8) -> Reason {
-    use Reason as R;
-    const ALL: [Reason; 17] = [
-        R::Match,
-        R::BadOffset,
-        R::Fragment,
-        R::Short,
-        R::Normalize,
-        R::Memory,
-        R::BadTimestamp,
-        R::Congestion,
-        R::IpOption,
-        R::ProtoCksum,
-        R::BadState,
-        R::StateInsert,
-        R::StateLimit,
-        R::SrcLimit,
-        R::Synproxy,
-        R::Translate,
-        R::NoRoute,
-    ];
-    ALL.get(usize::from(code)).copied().unwrap_or(Reason::Match)
+    Reason::from_code(code).unwrap_or(Reason::Match)
 }
 
 /// The decision a pflog record tells (what `pflog::header` reads of it).
 fn decision(rec: &LogRecord, rule: Option<RuleId>) -> Decision {
-    Decision {
-        action: if rec.action == 0 { Verdict::Pass } else { Verdict::Block },
-        rule,
-        anchor: None,
-        reason: reason(rec.reason),
-        quick: false,
-        ret: Return::Drop,
-        keep_state: 0,
-        tag: None,
-        log: 1,
-        matches: Vec::new(),
-        anchor_overflow: false,
-        from_state: false,
-        state: None,
-        rewrite: None,
-        shift: None,
-        scrub: None,
-        reply: None,
-        ahead: None,
-        held: false,
-    }
+    let action = if rec.action == 0 { Verdict::Pass } else { Verdict::Block };
+    let mut d = Decision::new(action, rule, reason(rec.reason));
+    d.log = 1;
+    d
 }
 
 impl RuleSet {

@@ -114,6 +114,32 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, in pf's order (index = [`Reason::code`]).
+    pub const ALL: [Reason; 17] = [
+        Reason::Match,
+        Reason::BadOffset,
+        Reason::Fragment,
+        Reason::Short,
+        Reason::Normalize,
+        Reason::Memory,
+        Reason::BadTimestamp,
+        Reason::Congestion,
+        Reason::IpOption,
+        Reason::ProtoCksum,
+        Reason::BadState,
+        Reason::StateInsert,
+        Reason::StateLimit,
+        Reason::SrcLimit,
+        Reason::Synproxy,
+        Reason::Translate,
+        Reason::NoRoute,
+    ];
+
+    /// The reason of pf's number `code`.
+    pub fn from_code(code: u8) -> Option<Reason> {
+        Reason::ALL.get(usize::from(code)).copied()
+    }
+
     /// pf's number for the reason.
     pub fn code(self) -> u8 {
         match self {
@@ -242,9 +268,15 @@ pub struct Decision {
 
 impl Decision {
     fn refused(reason: Reason) -> Decision {
+        Decision::new(Verdict::Block, None, reason)
+    }
+
+    /// `action` by `rule` for `reason`, with nothing else to do (no state, no log, no rewrite):
+    /// what a pflog record says of a decision.
+    pub fn new(action: Verdict, rule: Option<RuleId>, reason: Reason) -> Decision {
         Decision {
-            action: Verdict::Block,
-            rule: None,
+            action,
+            rule,
             anchor: None,
             reason,
             quick: false,
