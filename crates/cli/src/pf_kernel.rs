@@ -194,13 +194,7 @@ pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     }
     let mut replaced = false;
     for (hook, program) in chosen {
-        let fd = pf.program_fd(program)?;
-        if matches!(attacher.query_hook(&args.iface, hook)?, Some(a) if a.attached) {
-            attacher.replace(&args.iface, hook, fd)?;
-            replaced = true;
-        } else {
-            attacher.attach(&args.iface, hook, fd)?;
-        }
+        replaced |= attacher.attach_or_replace(&args.iface, hook, pf.program_fd(program)?)?.1;
     }
     for hook in stale {
         if matches!(attacher.query_hook(&args.iface, hook)?, Some(a) if a.attached) {

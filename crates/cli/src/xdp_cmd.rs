@@ -127,12 +127,7 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     let prog = object.program(PROG_NAME)?;
     let attacher = Attacher::new()?;
     let hook = Hook::Xdp { mode };
-    let replaced = matches!(attacher.query_hook(&args.iface, hook)?, Some(a) if a.attached);
-    let a = if replaced {
-        attacher.replace(&args.iface, hook, prog.fd())?
-    } else {
-        attacher.attach(&args.iface, hook, prog.fd())?
-    };
+    let (a, replaced) = attacher.attach_or_replace(&args.iface, hook, prog.fd())?;
     print(format!(
         "{} {} {}: {} eBPF instructions, program id {}{}\n",
         if replaced { "replaced on" } else { "attached to" },

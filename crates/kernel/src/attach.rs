@@ -507,6 +507,21 @@ impl Attacher {
         done
     }
 
+    /// [`Attacher::replace`] when sift's program is attached at `hook` on `iface`, else
+    /// [`Attacher::attach`]; the attachment and whether it replaced one.
+    pub fn attach_or_replace(
+        &self,
+        iface: &str,
+        hook: Hook,
+        prog: impl AsFd,
+    ) -> Result<(Attachment, bool), AttachError> {
+        if matches!(self.query_hook(iface, hook)?, Some(a) if a.attached) {
+            Ok((self.replace(iface, hook, prog)?, true))
+        } else {
+            Ok((self.attach(iface, hook, prog)?, false))
+        }
+    }
+
     /// Replaces sift's program at `hook` on `iface` with `prog`, atomically (no packet goes
     /// without a program; maps are untouched), provided the program there is still the one
     /// sift pinned ([`AttachError::Changed`] otherwise).
