@@ -28,7 +28,6 @@ use sift_pf::{Options, pfctl};
 mod support;
 use support::conversation;
 
-
 fn firewall(rules: &str) -> Firewall {
     let host = FixtureHost::openbsd(".");
     let opts = Options { verbose: true, ..Options::default() };

@@ -339,7 +339,6 @@ impl Harness {
     }
 }
 
-
 /// An Ethernet frame around an IP packet.
 pub fn ethernet(ip: &[u8]) -> Vec<u8> {
     let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2];
@@ -351,4 +350,3 @@ pub fn ethernet(ip: &[u8]) -> Vec<u8> {
     f.extend_from_slice(ip);
     f
 }
-

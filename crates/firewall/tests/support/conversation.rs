@@ -47,7 +47,11 @@ pub fn segment(line: &str) -> Option<Segment> {
         "s" => (SERVER, CLIENT, Direction::In),
         other => panic!("side {other}"),
     };
-    Some(Segment { bytes: tcp_packet(from, to, flags(words[1]), (seq, ack, win), ws, len), dir, now })
+    Some(Segment {
+        bytes: tcp_packet(from, to, flags(words[1]), (seq, ack, win), ws, len),
+        dir,
+        now,
+    })
 }
 
 /// An IPv4 TCP packet (no checksums: pf's test does not read them).
