@@ -18,39 +18,24 @@
 //! truncated frames) under rule sets with tables, quick rules, block and pass, keep state and
 //! no state, flags S/SA, logging; and the repository's sample captures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sift_firewall::packet::Direction;
 
 mod support;
-use support::{Harness, ethernet, segment, tcp_packet};
-
-/// sift-firewall's TCP conversations.
-fn tcp_cases() -> Vec<(PathBuf, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../firewall/tests/tcp");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("crates/firewall/tests/tcp")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(&f).expect("read"))).collect()
-}
+use support::{
+    Harness, POLICIES, conversation, direction, ethernet, generator_lan, tcp_cases, tcp_packet,
+};
 
 /// Runs a TCP conversation (rules, `---`, packet lines) through the harness, comparing the
 /// states after every packet; returns how many packets ran.
 fn run_conversation(text: &str, name: &str, kernel: bool) -> Option<usize> {
-    let (rules, convo) = text.split_once("\n---\n").expect("a --- line");
+    let (rules, segments) = conversation(text);
     let mut h = Harness::new(rules, "em0", kernel)?;
-    let mut now = 0u64;
     let mut n = 0;
-    for (i, line) in convo.lines().enumerate() {
-        let Some(seg) = segment(line) else { continue };
-        now = seg.now.unwrap_or(now);
-        let (ip, dir) = (seg.bytes, seg.dir);
-        let what = format!("{name} line {}: {line}", i + 1);
-        h.packet(&ethernet(&ip), dir, now, 0, &what);
+    for s in &segments {
+        let what = format!("{name} line {}: {}", s.line, s.text);
+        h.packet(&s.frame, s.dir, s.now, 0, &what);
         h.check_states(&what);
         n += 1;
     }
@@ -82,53 +67,6 @@ fn tcp_conversations_in_the_kernel() {
         total += n;
     }
     println!("{total} TCP segments: the kernel equals the userspace engine");
-}
-
-/// Rule sets for generated traffic (interface em0, the generator's LAN inside).
-const POLICIES: &[(&str, &str)] = &[
-    ("pass all", "pass all\n"),
-    ("out keep state", "block all\npass out all keep state\n"),
-    (
-        "tables, quick, flags, no state, log",
-        "table <servers> { 192.0.2.0/24, 198.51.100.0/25, 2001:db8:2::/64 }\n\
-         table <bad> { 203.0.113.0/24, !203.0.113.7 }\n\
-         block log all\n\
-         block in log quick from <bad>\n\
-         pass out proto tcp to <servers> port { 80, 443, 8080 } flags S/SA keep state\n\
-         pass out proto tcp to any port 8443 flags S/SA keep state (sloppy)\n\
-         pass out proto udp to any port { 53, 514 } keep state\n\
-         pass out inet proto icmp all keep state\n\
-         pass out inet6 proto ipv6-icmp all keep state\n\
-         pass in inet proto icmp all icmp-type echoreq no state\n\
-         pass out proto udp to port 9 no state\n\
-         pass in log (all) proto tcp from 10.1.0.0/16 to any keep state\n",
-    ),
-    (
-        "no state, quick blocks",
-        "pass all no state\n\
-         block out quick proto tcp to port 443\n\
-         block in quick inet6 all\n\
-         block out log proto udp from any to 10.0.0.53\n",
-    ),
-];
-
-/// Whether a frame's packet comes from the generator's LAN (it leaves em0) or not (it
-/// arrives).
-fn direction(frame: &[u8], inside: &dyn Fn(&[u8]) -> bool) -> Direction {
-    use sift_firewall::frame::{Frame, ip_of};
-    let Frame::Ip { ip, .. } = ip_of(1, frame) else { return Direction::In };
-    let src = match ip.first().map(|b| b >> 4) {
-        Some(4) if ip.len() >= 16 => &ip[12..16],
-        Some(6) if ip.len() >= 24 => &ip[8..24],
-        _ => return Direction::In,
-    };
-    if inside(src) { Direction::Out } else { Direction::In }
-}
-
-fn generator_lan(src: &[u8]) -> bool {
-    let (lan4, _) = sift_gen::pools::LAN_V4;
-    (src.len() == 4 && src[..3] == lan4[..3])
-        || (src.len() == 16 && src[..8] == sift_gen::pools::LAN_V6[..8])
 }
 
 /// Runs `frames` generated frames under every policy; returns a summary line per policy.

@@ -31,6 +31,7 @@ use sift_sys::socket;
 
 pub mod attach;
 pub mod object;
+pub mod pair;
 mod testrun;
 mod veth;
 

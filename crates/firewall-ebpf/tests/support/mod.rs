@@ -350,3 +350,93 @@ pub fn ethernet(ip: &[u8]) -> Vec<u8> {
     f.extend_from_slice(ip);
     f
 }
+
+
+/// Rule sets for generated traffic (interface em0, the generator's LAN inside).
+pub const POLICIES: &[(&str, &str)] = &[
+    ("pass all", "pass all\n"),
+    ("out keep state", "block all\npass out all keep state\n"),
+    (
+        "tables, quick, flags, no state, log",
+        "table <servers> { 192.0.2.0/24, 198.51.100.0/25, 2001:db8:2::/64 }\n\
+         table <bad> { 203.0.113.0/24, !203.0.113.7 }\n\
+         block log all\n\
+         block in log quick from <bad>\n\
+         pass out proto tcp to <servers> port { 80, 443, 8080 } flags S/SA keep state\n\
+         pass out proto tcp to any port 8443 flags S/SA keep state (sloppy)\n\
+         pass out proto udp to any port { 53, 514 } keep state\n\
+         pass out inet proto icmp all keep state\n\
+         pass out inet6 proto ipv6-icmp all keep state\n\
+         pass in inet proto icmp all icmp-type echoreq no state\n\
+         pass out proto udp to port 9 no state\n\
+         pass in log (all) proto tcp from 10.1.0.0/16 to any keep state\n",
+    ),
+    (
+        "no state, quick blocks",
+        "pass all no state\n\
+         block out quick proto tcp to port 443\n\
+         block in quick inet6 all\n\
+         block out log proto udp from any to 10.0.0.53\n",
+    ),
+];
+
+/// Whether a frame's packet comes from the generator's LAN (it leaves em0) or not (it
+/// arrives).
+pub fn direction(frame: &[u8], inside: &dyn Fn(&[u8]) -> bool) -> Direction {
+    use sift_firewall::frame::{Frame, ip_of};
+    let Frame::Ip { ip, .. } = ip_of(1, frame) else { return Direction::In };
+    let src = match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= 16 => &ip[12..16],
+        Some(6) if ip.len() >= 24 => &ip[8..24],
+        _ => return Direction::In,
+    };
+    if inside(src) { Direction::Out } else { Direction::In }
+}
+
+pub fn generator_lan(src: &[u8]) -> bool {
+    let (lan4, _) = sift_gen::pools::LAN_V4;
+    (src.len() == 4 && src[..3] == lan4[..3])
+        || (src.len() == 16 && src[..8] == sift_gen::pools::LAN_V6[..8])
+}
+
+/// sift-firewall's TCP conversations: each file's path and text.
+pub fn tcp_cases() -> Vec<(std::path::PathBuf, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../firewall/tests/tcp");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("crates/firewall/tests/tcp")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(&f).expect("read"))).collect()
+}
+
+/// One segment of a TCP conversation.
+pub struct Segment {
+    /// Its line number in the file.
+    pub line: usize,
+    /// The line.
+    pub text: String,
+    /// The Ethernet frame.
+    pub frame: Vec<u8>,
+    /// Client to server: out; server to client: in.
+    pub dir: Direction,
+    /// The time in seconds (`t=`, kept until changed).
+    pub now: u64,
+}
+
+/// A TCP conversation (rules, `---`, packet lines: `c|s FLAGS seq= ack= win= ws= len= t=`,
+/// client 10.0.0.1:40000, server 10.0.0.2:80): its rules and segments.
+pub fn conversation(text: &str) -> (&str, Vec<Segment>) {
+    let (rules, convo) = text.split_once("\n---\n").expect("a --- line");
+    let mut now = 0u64;
+    let mut out = Vec::new();
+    for (i, line) in convo.lines().enumerate() {
+        let Some(seg) = segment(line) else { continue };
+        now = seg.now.unwrap_or(now);
+        let frame = ethernet(&seg.bytes);
+        out.push(Segment { line: i + 1, text: line.to_string(), frame, dir: seg.dir, now });
+    }
+    (rules, out)
+}
