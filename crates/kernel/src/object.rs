@@ -82,6 +82,14 @@ pub enum ObjectError {
         /// The verifier's log (level 1), its tail when longer than the buffer.
         log: String,
     },
+    /// A program's name the kernel would refuse (letters, digits, `_` and `.` only).
+    #[error("program {program}: {source}")]
+    Name {
+        /// The program.
+        program: String,
+        /// What was wrong with it.
+        source: io::Error,
+    },
     /// No map of that name.
     #[error("no map {0}")]
     NoMap(String),
@@ -298,6 +306,7 @@ pub fn load_program(
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
         String::from_utf8_lossy(&log[..end]).into_owned()
     };
+    let refused_name = |e: io::Error| ObjectError::Name { program: p.name.to_string(), source: e };
     let first = if keep_log {
         let mut log = vec![0u8; LOG_SIZE];
         match load(license, Some(&mut log)) {
@@ -310,6 +319,9 @@ pub fn load_program(
             Err(e) => e,
         }
     };
+    if first.kind() == io::ErrorKind::InvalidInput {
+        return Err(refused_name(first));
+    }
     if bpf::is_unavailable(&first) {
         return Err(ObjectError::Unavailable { program: p.name.to_string(), source: first });
     }
@@ -583,10 +595,11 @@ impl KernelMap {
     }
 }
 
-/// A name as the kernel keeps it for programs and maps: its letters, digits, `_` and `.`, at
-/// most 15 of them (`bpftool` shows them; [`KernelMap::of_program`] finds maps by them).
+/// A name as the kernel keeps it for programs and maps: its first 15 characters, as libbpf
+/// truncates (`bpftool` shows them; [`KernelMap::of_program`] finds maps by them). Characters
+/// other than letters, digits, `_` and `.` are refused when loading.
 pub fn kernel_name(name: &str) -> String {
-    name.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.')).take(15).collect()
+    name.chars().take(15).collect()
 }
 
 /// How many CPUs the kernel may have (`/sys/devices/system/cpu/possible`, e.g. `0-1`): the

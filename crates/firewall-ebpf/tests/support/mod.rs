@@ -351,7 +351,6 @@ pub fn ethernet(ip: &[u8]) -> Vec<u8> {
     f
 }
 
-
 /// Rule sets for generated traffic (interface em0, the generator's LAN inside).
 pub const POLICIES: &[(&str, &str)] = &[
     ("pass all", "pass all\n"),
