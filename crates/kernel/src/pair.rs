@@ -50,11 +50,11 @@
 //! carried are refused with `None`: shorter than an Ethernet header, longer than [`MTU`] plus
 //! the header, a tagged frame too short to untag, and a priority-tagged (VLAN 0) frame around
 //! another tag (the kernel untags it twice and runs its hooks again).
+use crate::veth::ip_tool;
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use sift_sys::socket::{self, Wait};
@@ -372,28 +372,8 @@ fn receiver(ifindex: u32) -> io::Result<Receiver> {
     Ok(Receiver { ifindex, sentinel, by_type: HashMap::new() })
 }
 
-fn ip_tool() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin"), PathBuf::from("/usr/bin")])
-        .map(|d| d.join("ip"))
-        .find(|p| p.is_file())
-}
-
 fn ip(tool: &PathBuf, args: &[&str]) -> Result<(), PairError> {
-    let out = Command::new(tool)
-        .args(args)
-        .output()
-        .map_err(|e| PairError::Unavailable(format!("running ip: {e}")))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(PairError::Unavailable(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
+    crate::veth::run_ip(tool, args).map_err(PairError::Unavailable)
 }
 
 /// Runs on a thread of its own, which moves into the new namespace: returns the namespace and

@@ -205,7 +205,9 @@ impl VethSocketFilter {
     }
 }
 
-fn ip_tool() -> Option<PathBuf> {
+/// Where `ip` (iproute2) is: the `PATH`, then the usual system directories (a test
+/// harness's `PATH` may lack `/sbin`).
+pub(crate) fn ip_tool() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin"), PathBuf::from("/usr/bin")])
@@ -213,20 +215,18 @@ fn ip_tool() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn ip(tool: &PathBuf, args: &[&str]) -> Result<(), VethError> {
-    let out = Command::new(tool)
-        .args(args)
-        .output()
-        .map_err(|e| VethError::Unavailable(format!("running ip: {e}")))?;
+/// Runs `ip ARGS`; its complaint when it fails.
+pub(crate) fn run_ip(tool: &PathBuf, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(tool).args(args).output().map_err(|e| format!("running ip: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(VethError::Unavailable(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
+        Err(format!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
     }
+}
+
+fn ip(tool: &PathBuf, args: &[&str]) -> Result<(), VethError> {
+    run_ip(tool, args).map_err(VethError::Unavailable)
 }
 
 /// Runs on a thread of its own: that thread's namespace becomes the private one.
