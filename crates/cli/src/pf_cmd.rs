@@ -148,7 +148,7 @@ fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Reads `file` (`-`: standard input, named `stdin` in messages as pfctl names it).
-fn read(file: &str) -> std::io::Result<(String, String)> {
+pub(crate) fn read(file: &str) -> std::io::Result<(String, String)> {
     if file == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
@@ -227,14 +227,23 @@ pub(crate) fn load_firewall(
     define: &[String],
 ) -> anyhow::Result<Option<sift_firewall::Firewall>> {
     let (name, text) = read(rules).with_context(|| format!("cannot read {rules}"))?;
-    let host = host(host_name)?;
+    load_firewall_text(&name, &text, host(host_name)?.as_ref(), define)
+}
+
+/// [`load_firewall`] of a rule set already read (`name` for its messages).
+pub(crate) fn load_firewall_text(
+    name: &str,
+    text: &str,
+    host: &dyn Host,
+    define: &[String],
+) -> anyhow::Result<Option<sift_firewall::Firewall>> {
     let opts = Options { verbose: true, defines: defines(define)?, ..Options::default() };
-    let out = pfctl(&name, &text, &opts, host.as_ref());
+    let out = pfctl(name, text, &opts, host);
     if out.status != 0 {
         eprint(format_args!("{}", out.render_errors()));
         return Ok(None);
     }
-    let mut fw = sift_firewall::Firewall::new(&out.ruleset, host.as_ref())?;
+    let mut fw = sift_firewall::Firewall::new(&out.ruleset, host)?;
     fw.set_settings(sift_firewall::Settings::from_pfctl_verbose(&out.stdout)?);
     fw.check_limits()?;
     Ok(Some(fw))

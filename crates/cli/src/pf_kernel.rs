@@ -20,7 +20,7 @@ use sift_firewall_ebpf::{RuleSet, read};
 use sift_kernel::attach::{Attacher, Hook, XdpMode};
 
 use crate::console::print;
-use crate::pf_cmd::{host, load_firewall};
+use crate::pf_cmd::{host, load_firewall_text, read};
 
 /// Where the loaded rule sets' text is kept (one directory per interface).
 const STATE_DIR: &str = "/run/sift/pf";
@@ -134,17 +134,20 @@ fn hooks(hook: &str, mode: XdpMode) -> anyhow::Result<[(Hook, sift_firewall_ebpf
     })
 }
 
-/// The rule set loaded from `rules` for `iface` (`None`: its errors were printed).
+/// The rule set `text` (read from `name`) for `iface` (`None`: its errors were printed).
 fn compile(
-    rules: &str,
+    name: &str,
+    text: &str,
     host_name: &str,
     define: &[String],
     iface: &str,
-) -> anyhow::Result<Option<(sift_firewall::Firewall, RuleSet)>> {
-    let Some(fw) = load_firewall(rules, host_name, define)? else { return Ok(None) };
+) -> anyhow::Result<Option<(sift_firewall::Firewall, RuleSet, Box<dyn sift_pf::host::Host>)>> {
     let host = host(host_name)?;
+    let Some(fw) = load_firewall_text(name, text, host.as_ref(), define)? else {
+        return Ok(None);
+    };
     let rs = RuleSet::compile(&fw, host.as_ref(), iface, &fw.states().settings)?;
-    Ok(Some((fw, rs)))
+    Ok(Some((fw, rs, host)))
 }
 
 /// `sift pf load`
@@ -155,7 +158,8 @@ pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         other => bail!("unknown XDP mode {other:?} (native or generic)"),
     };
     let chosen = hooks(&args.hook, mode)?;
-    let Some((_, rs)) = compile(&args.rules, &args.host, &args.define, &args.iface)? else {
+    let (name, text) = read(&args.rules).with_context(|| format!("cannot read {}", args.rules))?;
+    let Some((_, rs, _)) = compile(&name, &text, &args.host, &args.define, &args.iface)? else {
         return Ok(ExitCode::FAILURE);
     };
     let summary = format!(
@@ -202,8 +206,6 @@ pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         }
     }
     pf.pin(&pins)?;
-    let text = std::fs::read_to_string(&args.rules)
-        .with_context(|| format!("cannot read {}", args.rules))?;
     let saved = Saved {
         dir: Saved::dir(&args.iface),
         host: args.host.clone(),
@@ -227,13 +229,12 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let attacher = Attacher::new()?;
     let maps = PinnedPf::open(&attacher.root().join(&args.iface).join("pf"))
         .with_context(|| format!("no pf maps pinned for {}", args.iface))?;
-    let rules = saved.rules();
-    let Some((fw, rs)) =
-        compile(&rules.to_string_lossy(), &saved.host, &saved.define, &args.iface)?
+    let rules = saved.rules().to_string_lossy().into_owned();
+    let (name, text) = read(&rules).with_context(|| format!("cannot read {rules}"))?;
+    let Some((fw, rs, host)) = compile(&name, &text, &saved.host, &saved.define, &args.iface)?
     else {
         return Ok(ExitCode::FAILURE);
     };
-    let host = host(&saved.host)?;
     let now = sift_firewall_ebpf::kernel::now();
     let states = read::states(&maps)?;
     let what = args.what.as_deref();

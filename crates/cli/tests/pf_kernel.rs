@@ -166,11 +166,12 @@ impl Pair {
 
     /// How many of `n` datagrams to the client's UDP port `port` arrive.
     fn udp_in(&self, port: &str, n: usize) -> usize {
-        let mut rx = std::process::Command::new("nsenter");
-        rx.arg(format!("--net=/var/run/netns/{}", self.client.name))
-            .args(["python3", "-c", PEER, "udp", "10.79.0.1", port])
-            .stdout(std::process::Stdio::piped());
-        let mut child = rx.spawn().unwrap();
+        let mut child = self
+            .client
+            .net_cmd(&["python3", "-c", PEER, "udp", "10.79.0.1", port])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         std::io::BufRead::read_line(&mut out, &mut line).unwrap();
@@ -325,6 +326,18 @@ fn what_cannot_run_in_the_kernel_is_refused_naming_the_rule() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("rule 1") && err.contains("synproxy"), "{err}");
+    // The same rule set on standard input.
+    let mut child = Command::new(SIFT)
+        .args(["pf", "load", "-i", "lo", "--host", "openbsd", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &std::fs::read(&rules).unwrap())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("rule 1") && err.contains("synproxy"), "{err}");
     let o = Command::new(SIFT).args(["xdp", "attach", "-i", "lo", "tcp port"]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains('^'), "{err}");
