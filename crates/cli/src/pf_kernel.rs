@@ -141,13 +141,20 @@ fn compile(
     host_name: &str,
     define: &[String],
     iface: &str,
-) -> anyhow::Result<Option<(sift_firewall::Firewall, RuleSet, Box<dyn sift_pf::host::Host>)>> {
+) -> anyhow::Result<Option<Compiled>> {
     let host = host(host_name)?;
     let Some(fw) = load_firewall_text(name, text, host.as_ref(), define)? else {
         return Ok(None);
     };
     let rs = RuleSet::compile(&fw, host.as_ref(), iface, &fw.states().settings)?;
-    Ok(Some((fw, rs, host)))
+    Ok(Some(Compiled { fw, rs, host }))
+}
+
+/// A rule set loaded for the kernel, with what printing it needs.
+struct Compiled {
+    fw: sift_firewall::Firewall,
+    rs: RuleSet,
+    host: Box<dyn sift_pf::host::Host>,
 }
 
 /// `sift pf load`
@@ -159,7 +166,8 @@ pub fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let chosen = hooks(&args.hook, mode)?;
     let (name, text) = read(&args.rules).with_context(|| format!("cannot read {}", args.rules))?;
-    let Some((_, rs, _)) = compile(&name, &text, &args.host, &args.define, &args.iface)? else {
+    let Some(Compiled { rs, .. }) = compile(&name, &text, &args.host, &args.define, &args.iface)?
+    else {
         return Ok(ExitCode::FAILURE);
     };
     let summary = format!(
@@ -231,7 +239,8 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("no pf maps pinned for {}", args.iface))?;
     let rules = saved.rules().to_string_lossy().into_owned();
     let (name, text) = read(&rules).with_context(|| format!("cannot read {rules}"))?;
-    let Some((fw, rs, host)) = compile(&name, &text, &saved.host, &saved.define, &args.iface)?
+    let Some(Compiled { fw, rs, host }) =
+        compile(&name, &text, &saved.host, &saved.define, &args.iface)?
     else {
         return Ok(ExitCode::FAILURE);
     };
