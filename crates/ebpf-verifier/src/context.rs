@@ -5,23 +5,24 @@
 
 use crate::ProgType;
 
-/// `struct xdp_md` offsets.
+/// `struct xdp_md` offsets (`sift_ebpf::xdp_md`, widened for offset arithmetic).
 pub mod xdp_md {
+    use sift_ebpf::xdp_md as md;
     /// `data`.
-    pub const DATA: i64 = 0;
+    pub const DATA: i64 = md::DATA as i64;
     /// `data_end`.
-    pub const DATA_END: i64 = 4;
+    pub const DATA_END: i64 = md::DATA_END as i64;
     /// `data_meta`.
-    pub const DATA_META: i64 = 8;
+    pub const DATA_META: i64 = md::DATA_META as i64;
     /// `ingress_ifindex`.
-    pub const INGRESS_IFINDEX: i64 = 12;
+    pub const INGRESS_IFINDEX: i64 = md::INGRESS_IFINDEX as i64;
     /// `rx_queue_index`.
-    pub const RX_QUEUE_INDEX: i64 = 16;
+    pub const RX_QUEUE_INDEX: i64 = md::RX_QUEUE_INDEX as i64;
     /// `egress_ifindex` (readable only by `BPF_XDP_DEVMAP` programs, which this verifier does
     /// not model).
-    pub const EGRESS_IFINDEX: i64 = 20;
+    pub const EGRESS_IFINDEX: i64 = md::EGRESS_IFINDEX as i64;
     /// `sizeof(struct xdp_md)`.
-    pub const SIZE: i64 = 24;
+    pub const SIZE: i64 = md::SIZE as i64;
 }
 
 /// `struct __sk_buff` offsets the rules below name (the rest are plain `__u32` fields).

@@ -35,14 +35,15 @@ pub mod xdp {
         })
     }
 
+    use sift_ebpf::xdp_md as md;
     /// `sizeof(struct xdp_md)`.
-    pub const MD_SIZE: usize = 24;
+    pub const MD_SIZE: usize = md::SIZE;
     /// `offsetof(struct xdp_md, data)`.
-    pub const DATA: usize = 0;
+    pub const DATA: usize = md::DATA as usize;
     /// `offsetof(struct xdp_md, data_end)`.
-    pub const DATA_END: usize = 4;
+    pub const DATA_END: usize = md::DATA_END as usize;
     /// `offsetof(struct xdp_md, data_meta)`.
-    pub const DATA_META: usize = 8;
+    pub const DATA_META: usize = md::DATA_META as usize;
     /// `XDP_PACKET_HEADROOM`: bytes before the packet in its frame.
     pub const HEADROOM: usize = 256;
     /// The frame a test run gives a packet (`PAGE_SIZE`), when the packet fits in it.

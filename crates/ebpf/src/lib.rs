@@ -37,6 +37,7 @@ pub mod map_type;
 pub mod prog_type;
 pub mod skb;
 pub mod text;
+pub mod xdp_md;
 
 pub use from_cbpf::{
     NET_HEADER, TranslateError, TranslateReason, translate, translate_local_exits,

@@ -50,6 +50,10 @@ pub enum EbpfGenErrorKind {
         /// The distance in instruction slots.
         distance: i64,
     },
+    /// Redirecting to AF_XDP sockets is an XDP program's verdict, and needs verdicts (not raw
+    /// values).
+    #[error("redirecting matches to AF_XDP sockets needs an XDP program returning verdicts")]
+    XskHook,
     /// The graph breaks the IR's invariants (a bug of whatever built it).
     #[error("the filter's graph is invalid: {0}")]
     BadGraph(String),

@@ -190,7 +190,7 @@ impl<'a> Lowering<'a> {
         }
         if packet {
             let (data, end) = match hook {
-                Hook::Xdp => (0, 4),
+                Hook::Xdp => (sift_ebpf::xdp_md::DATA, sift_ebpf::xdp_md::DATA_END),
                 _ => (skb::DATA, skb::DATA_END),
             };
             let base = if ctx { CTX } else { R1 };
@@ -564,8 +564,15 @@ impl<'a> Lowering<'a> {
                 Outcome::Match => (opts.on_match, true),
                 Outcome::Miss => (opts.on_miss, false),
             };
-            if opts.count {
-                // Counting passes everything (raw mode still returns the value, from A).
+            if opts.xsk && !opts.count {
+                if matched {
+                    self.redirect_xsk();
+                } else {
+                    self.asm.ret(opts.on_miss);
+                }
+            } else if opts.count {
+                // Counting passes everything (raw mode still returns the value, from A), or
+                // with AF_XDP sockets keeps the verdicts (the tail reads the key back).
                 let tail = self.tail();
                 if opts.raw {
                     self.asm.emit(mov32(A, value));
@@ -596,12 +603,30 @@ impl<'a> Lowering<'a> {
         self.asm.emit(alu64(EAlu::Add, R1, Operand::Imm(1)));
         self.asm.emit(Insn::Store { size: dw, dst: R0, off: 0, src: Operand::Reg(R1) });
         self.asm.bind(done);
-        if self.opts.raw {
+        if self.opts.xsk {
+            let miss = self.asm.label();
+            self.asm.emit(ldx(sift_ebpf::Size::W, R1, R10, KEY));
+            self.asm.jmp(Width::W32, Cond::Ne, R1, Operand::Imm(0), miss);
+            self.redirect_xsk();
+            self.asm.bind(miss);
+            self.asm.ret(self.opts.on_miss);
+        } else if self.opts.raw {
             self.asm.emit(mov32_reg(R0, A));
             self.asm.emit(Insn::Exit);
         } else {
             self.asm.ret(self.opts.on_match);
         }
+    }
+
+    /// `return bpf_redirect_map(&xsks, ctx->rx_queue_index, on_miss)`: the frame to the
+    /// AF_XDP socket of its receive queue, or the miss verdict when that queue has none.
+    fn redirect_xsk(&mut self) {
+        let map = u64::from(self.opts.count);
+        self.asm.emit(ldx(sift_ebpf::Size::W, R2, CTX, sift_ebpf::xdp_md::RX_QUEUE_INDEX));
+        self.asm.emit(Insn::LdImm64 { dst: R1, kind: ImmKind::MapFd, imm: map });
+        self.asm.emit(mov32(R3, self.opts.on_miss));
+        self.asm.emit(Insn::Call(CallTarget::Helper(id::REDIRECT_MAP as i32)));
+        self.asm.emit(Insn::Exit);
     }
 
     pub(crate) fn steps(&self) -> Steps {

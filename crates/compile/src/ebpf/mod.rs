@@ -143,15 +143,21 @@ pub struct EbpfOptions {
     /// Return the classic program's value itself instead of the verdicts (differential tests).
     pub raw: bool,
     /// Count matches (element 0) and misses (element 1) in a per-CPU array ([`count_map`]) and
-    /// return [`EbpfOptions::on_match`] for every packet (raw mode: still the value).
+    /// return [`EbpfOptions::on_match`] for every packet (raw mode: still the value; with
+    /// [`EbpfOptions::xsk`], the verdicts are kept).
     pub count: bool,
+    /// XDP only: redirect a match into the AF_XDP socket of the frame's receive queue
+    /// (`bpf_redirect_map` on the [`xsk_map`], the last of [`EbpfFilter::maps`], keyed by
+    /// `xdp_md.rx_queue_index`); [`EbpfOptions::on_miss`] is what a miss returns and what a
+    /// match returns when the queue has no socket.
+    pub xsk: bool,
 }
 
 impl EbpfOptions {
     /// Options for `hook`: its verdicts ([`Hook::verdicts`]), not raw, not counting.
     pub fn new(hook: Hook) -> EbpfOptions {
         let (on_match, on_miss) = hook.verdicts();
-        EbpfOptions { hook, on_match, on_miss, raw: false, count: false }
+        EbpfOptions { hook, on_match, on_miss, raw: false, count: false, xsk: false }
     }
 
     /// The same options in raw mode.
@@ -162,6 +168,11 @@ impl EbpfOptions {
     /// The same options, counting (and passing everything).
     pub fn counting(self) -> EbpfOptions {
         EbpfOptions { count: true, ..self }
+    }
+
+    /// The same options, matches redirected to AF_XDP sockets ([`EbpfOptions::xsk`]).
+    pub fn to_xsk(self) -> EbpfOptions {
+        EbpfOptions { xsk: true, ..self }
     }
 
     /// The same options with other verdicts.
@@ -184,13 +195,31 @@ pub fn count_map() -> MapSpec {
     }
 }
 
+/// The name of the map of AF_XDP sockets ([`EbpfOptions::xsk`]).
+pub const XSK_MAP: &str = "xsks";
+
+/// The AF_XDP sockets a filter redirects to ([`EbpfOptions::xsk`]): an `XSKMAP` by receive
+/// queue, 64 queues (a loader may size it to the interface).
+pub fn xsk_map() -> MapSpec {
+    MapSpec {
+        name: XSK_MAP.into(),
+        map_type: MapType::Xskmap,
+        key_size: 4,
+        value_size: 4,
+        max_entries: 64,
+        flags: 0,
+        initial: Vec::new(),
+    }
+}
+
 /// A lowered filter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EbpfFilter {
     /// The instructions (a map reference is a `lddw` with [`ImmKind::MapFd`] and the map's
     /// index in [`EbpfFilter::maps`] as its immediate, until a loader puts the descriptor there).
     pub insns: Vec<Insn>,
-    /// The maps the program references ([`count_map`] when counting; else none).
+    /// The maps the program references: [`count_map`] when counting, then [`xsk_map`] when
+    /// redirecting to AF_XDP sockets.
     pub maps: Vec<MapSpec>,
     /// Where it runs.
     pub hook: Hook,
@@ -249,6 +278,9 @@ impl EbpfFilter {
 
 /// Lowers a compiled filter to eBPF (see the module documentation).
 pub fn lower(compiled: &Compiled, opts: &EbpfOptions) -> Result<EbpfFilter, EbpfGenError> {
+    if opts.xsk && (opts.hook != Hook::Xdp || opts.raw) {
+        return Err(EbpfGenError::new(EbpfGenErrorKind::XskHook, None));
+    }
     if compiled.link != LinkType::EN10MB {
         return Err(EbpfGenError::new(EbpfGenErrorKind::LinkType(compiled.link), None));
     }
@@ -277,7 +309,8 @@ pub fn lower(compiled: &Compiled, opts: &EbpfOptions) -> Result<EbpfFilter, Ebpf
     let mut l = Lowering::new(cfg, opts, steps);
     match opts.hook {
         Hook::Xdp => {
-            l.prologue(packet || len, false, zero);
+            // The redirect reads the receive queue from the context.
+            l.prologue(packet || len, opts.xsk, zero);
             l.body(Access::Direct { xdp: true });
         }
         Hook::Tc => {
@@ -302,6 +335,9 @@ pub fn lower(compiled: &Compiled, opts: &EbpfOptions) -> Result<EbpfFilter, Ebpf
             EbpfGenError::new(EbpfGenErrorKind::JumpTooFar { distance }, None)
         }
     })?;
-    let maps = if opts.count { vec![count_map()] } else { Vec::new() };
+    let mut maps = if opts.count { vec![count_map()] } else { Vec::new() };
+    if opts.xsk {
+        maps.push(xsk_map());
+    }
     Ok(EbpfFilter { insns, maps, hook: opts.hook })
 }

@@ -126,6 +126,49 @@ fn counting_mode_counts_in_the_kernel() {
     assert_eq!(counts, vec![want_match, frames.len() as u64 - want_match]);
 }
 
+/// Redirecting matches to AF_XDP sockets, in the kernel: the verifier takes the `XSKMAP`, and
+/// with no socket in the map a match falls back to the miss verdict, so only the counts (the
+/// redirect taken or not) tell matches from misses; they equal the classic program's. Other
+/// hooks and raw mode are refused.
+#[test]
+fn xsk_mode_redirects_matches_in_the_kernel() {
+    let resolver = resolver();
+    let f = compile(&resolver, "udp or ip6 protochain 6", None).unwrap();
+    for opts in [EbpfOptions::new(Hook::Tc).to_xsk(), EbpfOptions::new(Hook::Xdp).raw().to_xsk()] {
+        let e = ebpf::lower(&f.compiled, &opts).unwrap_err();
+        assert_eq!(e.kind, EbpfGenErrorKind::XskHook, "{opts:?}");
+    }
+    let plain = ebpf::lower(&f.compiled, &EbpfOptions::new(Hook::Xdp).to_xsk()).unwrap();
+    assert_eq!(plain.maps, vec![ebpf::xsk_map()]);
+    assert!(verify(&plain).0.is_ok(), "sift's verifier: {:?}", verify(&plain).0);
+    if !crate::kernel::available() {
+        return;
+    }
+    let reference = sift_vm::Interpreter::new(&f.compiled.program);
+    let frames = crate::packets_for(&f, &crate::base_frames(0xc2, 80), 6, 40);
+    let want_match = frames.iter().filter(|p| crate::classic(&reference, p) != 0).count() as u64;
+    assert!(want_match > 10 && want_match < frames.len() as u64 - 10, "{want_match}");
+    let k = crate::kernel::load(&plain).unwrap_or_else(|e| panic!("{e}\n{}", plain.listing()));
+    for p in &frames {
+        assert_eq!(crate::kernel::run(&k, p), Some(ebpf::XDP_DROP));
+    }
+    let opts = EbpfOptions::new(Hook::Xdp).verdicts(ebpf::XDP_PASS, ebpf::XDP_PASS);
+    let l = ebpf::lower(&f.compiled, &opts.counting().to_xsk()).unwrap();
+    assert_eq!(l.maps, vec![ebpf::count_map(), ebpf::xsk_map()]);
+    let k = crate::kernel::load(&l).unwrap_or_else(|e| panic!("{e}\n{}", l.listing()));
+    for p in &frames {
+        assert_eq!(crate::kernel::run(&k, p), Some(ebpf::XDP_PASS));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).max(1);
+    let mut counts = Vec::new();
+    for key in 0u32..2 {
+        let mut value = vec![0u8; 8 * cpus.max(256)];
+        sift_sys::bpf::map_lookup_elem(k.maps[0].as_fd(), &key.to_le_bytes(), &mut value).unwrap();
+        counts.push(percpu_sums(&value));
+    }
+    assert_eq!(counts, vec![want_match, frames.len() as u64 - want_match]);
+}
+
 /// A program compiled with libpcap's loop: the eBPF loop stops after `LOOP_WALK_STEPS` steps
 /// and ends the program with 0, as libpcap's loop does when its budget runs out, so on chains
 /// shorter than that, and on chains that loop for ever, it returns what the classic loop does.

@@ -1,6 +1,6 @@
 //! Golden listings: `HOOK[,FLAG…] EXPR` → the lowered program (or the refusal), in
 //! `tests/data/ebpf/listings.txt`; `BLESS=1` rewrites them. `HOOK` is `xdp`, `tc` or `socket`;
-//! the flags are `raw`, `count`, `linux_ext` (compile with Linux extensions) and `link=NAME`
+//! the flags are `raw`, `count`, `xsk`, `linux_ext` (compile with Linux extensions) and `link=NAME`
 //! (compile for another link type). They show what the lowering makes of familiar filters;
 //! the semantics are checked by the differential tests (`vm`, `kernel`).
 
@@ -23,6 +23,7 @@ fn render(input: &str) -> String {
         match flag {
             "raw" => eopts = eopts.raw(),
             "count" => eopts = eopts.counting(),
+            "xsk" => eopts = eopts.to_xsk(),
             "linux_ext" => opts = opts.linux_ext(true),
             _ => match flag.strip_prefix("link=") {
                 Some(name) => opts.link = LinkType::from_name(name).expect("a link type"),
