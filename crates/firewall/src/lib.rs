@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod afto;
+pub mod between;
 pub mod classify;
 mod eval;
 pub mod fragment;
