@@ -55,6 +55,8 @@ const CHECK: Reg = R2;
 /// A pointer for offsets beyond a load's 16-bit displacement.
 const FAR: Reg = R3;
 
+/// `XDP_REDIRECT`.
+const XDP_REDIRECT: i32 = 4;
 /// The key of the counting map's element (stack).
 pub(crate) const KEY: i16 = -72;
 /// Two bytes a copying walk reads its header's first bytes into (stack).
@@ -567,9 +569,25 @@ impl<'a> Lowering<'a> {
             if opts.xsk && !opts.count {
                 if matched {
                     self.redirect_xsk();
+                    self.asm.emit(Insn::Exit);
                 } else {
                     self.asm.ret(opts.on_miss);
                 }
+            } else if opts.xsk {
+                // The verdict goes to the tail in w7; a match counts as matched only when its
+                // redirect was taken (a socket sits at its queue), so the count is exactly the
+                // frames handed to user space.
+                let tail = self.tail();
+                if matched {
+                    self.redirect_xsk();
+                    self.asm.emit(mov32_reg(A, R0));
+                    self.store_key(0);
+                    self.asm.jmp(Width::W32, Cond::Eq, R0, Operand::Imm(XDP_REDIRECT), tail);
+                } else {
+                    self.asm.emit(mov32(A, opts.on_miss));
+                }
+                self.store_key(1);
+                self.asm.ja(tail);
             } else if opts.count {
                 // Counting passes everything (raw mode still returns the value, from A), or
                 // with AF_XDP sockets keeps the verdicts (the tail reads the key back).
@@ -603,14 +621,7 @@ impl<'a> Lowering<'a> {
         self.asm.emit(alu64(EAlu::Add, R1, Operand::Imm(1)));
         self.asm.emit(Insn::Store { size: dw, dst: R0, off: 0, src: Operand::Reg(R1) });
         self.asm.bind(done);
-        if self.opts.xsk {
-            let miss = self.asm.label();
-            self.asm.emit(ldx(sift_ebpf::Size::W, R1, R10, KEY));
-            self.asm.jmp(Width::W32, Cond::Ne, R1, Operand::Imm(0), miss);
-            self.redirect_xsk();
-            self.asm.bind(miss);
-            self.asm.ret(self.opts.on_miss);
-        } else if self.opts.raw {
+        if self.opts.raw || self.opts.xsk {
             self.asm.emit(mov32_reg(R0, A));
             self.asm.emit(Insn::Exit);
         } else {
@@ -618,15 +629,15 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// `return bpf_redirect_map(&xsks, ctx->rx_queue_index, on_miss)`: the frame to the
-    /// AF_XDP socket of its receive queue, or the miss verdict when that queue has none.
+    /// `r0 = bpf_redirect_map(&xsks, ctx->rx_queue_index, on_miss)`: the frame to the
+    /// AF_XDP socket of its receive queue (`XDP_REDIRECT`), or the miss verdict when that queue
+    /// has none.
     fn redirect_xsk(&mut self) {
         let map = u64::from(self.opts.count);
         self.asm.emit(ldx(sift_ebpf::Size::W, R2, CTX, sift_ebpf::xdp_md::RX_QUEUE_INDEX));
         self.asm.emit(Insn::LdImm64 { dst: R1, kind: ImmKind::MapFd, imm: map });
         self.asm.emit(mov32(R3, self.opts.on_miss));
         self.asm.emit(Insn::Call(CallTarget::Helper(id::REDIRECT_MAP as i32)));
-        self.asm.emit(Insn::Exit);
     }
 
     pub(crate) fn steps(&self) -> Steps {

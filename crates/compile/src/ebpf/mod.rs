@@ -149,7 +149,9 @@ pub struct EbpfOptions {
     /// XDP only: redirect a match into the AF_XDP socket of the frame's receive queue
     /// (`bpf_redirect_map` on the [`xsk_map`], the last of [`EbpfFilter::maps`], keyed by
     /// `xdp_md.rx_queue_index`); [`EbpfOptions::on_miss`] is what a miss returns and what a
-    /// match returns when the queue has no socket.
+    /// match returns when the queue has no socket. Counted, element 0 counts the matches
+    /// whose redirect was taken (exactly the frames handed to user space) and element 1 the
+    /// rest.
     pub xsk: bool,
 }
 
