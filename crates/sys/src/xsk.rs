@@ -473,9 +473,9 @@ pub fn wake_rx(fd: impl AsFd) -> io::Result<()> {
 /// `poll` on several sockets for `POLLIN` (with `POLLOUT` too when `writable`), waiting at most
 /// `timeout_ms` (negative: forever). Also wakes drivers that sleep under need-wakeup. Returns
 /// how many sockets are ready; a signal ends the wait with 0.
-pub fn poll(fds: &[BorrowedFd<'_>], writable: bool, timeout_ms: i32) -> io::Result<usize> {
+pub fn poll<F: AsFd>(fds: &[F], writable: bool, timeout_ms: i32) -> io::Result<usize> {
     let events = if writable { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
-    let entry = |fd: &BorrowedFd<'_>| libc::pollfd { fd: fd.as_raw_fd(), events, revents: 0 };
+    let entry = |fd: &F| libc::pollfd { fd: fd.as_fd().as_raw_fd(), events, revents: 0 };
     // Up to 16 sockets on the stack: the non-poll-mode datapath polls before every batch.
     let mut small = [libc::pollfd { fd: -1, events: 0, revents: 0 }; 16];
     let mut large = Vec::new();
