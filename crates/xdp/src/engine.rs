@@ -84,6 +84,18 @@ impl Default for Kick {
     }
 }
 
+/// The datapath without itself, as the kernel's `xdpsock` sample runs: the rings only, no
+/// pool, no metadata, no pipeline (which is not called). What the real datapath costs is
+/// measured against it (`examples/xdpsock.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Baseline {
+    /// Received frames go straight back on FILL.
+    RxDrop,
+    /// Received frames get their MAC addresses swapped and go straight onto TX of the port
+    /// they came from; sent frames go straight back on FILL.
+    L2fwd,
+}
+
 /// How the datapath runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
@@ -97,6 +109,8 @@ pub struct Options {
     pub meta: MetaMode,
     /// When to kick TX.
     pub kick: Kick,
+    /// Run the baseline instead of the pipeline (benchmarks only).
+    pub baseline: Option<Baseline>,
 }
 
 impl Default for Options {
@@ -108,6 +122,7 @@ impl Default for Options {
             pool: PoolKind::Stack,
             meta: MetaMode::Array,
             kick: Kick::default(),
+            baseline: None,
         }
     }
 }
@@ -436,6 +451,7 @@ struct Worker<P> {
     batch: u32,
     poll: PollMode,
     kick: Kick,
+    baseline: Option<Baseline>,
     stop: Arc<AtomicBool>,
     counters: Arc<ThreadCounters>,
     metas: Metas,
@@ -471,6 +487,7 @@ impl<P: Pipeline> Worker<P> {
             batch: opts.batch,
             poll: opts.poll,
             kick: opts.kick,
+            baseline: opts.baseline,
             stop,
             counters,
             metas: Metas::new(opts.meta, batch),
@@ -547,7 +564,12 @@ impl<P: Pipeline> Worker<P> {
             got += self.service(p);
         }
         for x in self.xsks.iter_mut().flatten() {
-            x.reap(&mut self.scratch);
+            match self.baseline {
+                Some(Baseline::L2fwd) => x.comp_to_fill(),
+                _ => {
+                    x.reap(&mut self.scratch);
+                }
+            }
             if got == 0 && x.unkicked > 0 {
                 x.kick();
             }
@@ -562,6 +584,22 @@ impl<P: Pipeline> Worker<P> {
     /// Receives a batch on port `p`, runs the pipeline, executes and transmits.
     fn service(&mut self, p: PortId) -> u32 {
         let Some(x) = self.xsks[p].as_mut() else { return 0 };
+        if let Some(b) = self.baseline {
+            let (n, bytes) = match b {
+                Baseline::RxDrop => x.rx_to_fill(self.batch),
+                Baseline::L2fwd => x.rx_to_tx(self.batch),
+            };
+            bump(&x.counters.rx_packets, u64::from(n));
+            bump(&x.counters.rx_bytes, bytes);
+            if n > 0 {
+                match self.kick {
+                    Kick::EveryBatch => x.kick(),
+                    Kick::Waiting(w) if x.unkicked >= w => x.kick(),
+                    Kick::Waiting(_) => {}
+                }
+            }
+            return n;
+        }
         let metas = &mut self.metas;
         metas.clear();
         let mut bytes = 0u64;

@@ -65,8 +65,8 @@ mod program;
 
 pub use batch::{Batch, MAX_PORTS, MetaMode, Packet, PortId};
 pub use engine::{
-    DRAIN_LIMIT, Datapath, Kick, MAX_BATCH, Options, Pipeline, PollMode, PortStats, Report,
-    ThreadStats,
+    Baseline, DRAIN_LIMIT, Datapath, Kick, MAX_BATCH, Options, Pipeline, PollMode, PortStats,
+    Report, ThreadStats,
 };
 pub use error::Error;
 pub use pool::PoolKind;

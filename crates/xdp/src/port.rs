@@ -449,6 +449,93 @@ impl Xsk {
         total
     }
 
+    /// The baseline's receive-and-drop: received frames straight back on FILL (what does not
+    /// fit goes to the pool). Returns the frames and bytes received.
+    pub(crate) fn rx_to_fill(&mut self, max: u32) -> (u32, u64) {
+        let n = self.rx.peek(max);
+        if n == 0 {
+            return (0, 0);
+        }
+        let k = self.fill.reserve(n);
+        let mut bytes = 0;
+        for i in 0..n {
+            let Some(d) = self.rx.read(i) else { continue };
+            bytes += u64::from(d.len);
+            let base = self.umem.frame_base(d.addr);
+            if i < k {
+                self.fill.write(i, base);
+            } else {
+                self.pool.put(&[base]);
+            }
+        }
+        self.fill.submit(k);
+        self.rx.release(n);
+        (n, bytes)
+    }
+
+    /// The baseline's forwarding: received frames' MAC addresses swapped in place and the
+    /// frames straight onto TX (kicking first when TX has no room). Returns the frames and
+    /// bytes received.
+    pub(crate) fn rx_to_tx(&mut self, max: u32) -> (u32, u64) {
+        let n = self.rx.peek(max);
+        if n == 0 {
+            return (0, 0);
+        }
+        if self.tx.free(n) < n {
+            self.kick();
+            self.comp_to_fill();
+        }
+        let k = self.tx.reserve(n);
+        let (mut bytes, mut sent) = (0, 0);
+        for i in 0..n {
+            let Some(d) = self.rx.read(i) else { continue };
+            bytes += u64::from(d.len);
+            if i < k {
+                sent += u64::from(d.len);
+            } else {
+                let base = self.umem.frame_base(d.addr);
+                self.pool.put(&[base]);
+                continue;
+            }
+            if let Some(mac) = self.umem.bytes_mut(d.addr, 12) {
+                let (dst, src) = mac.split_at_mut(6);
+                dst.swap_with_slice(src);
+            }
+            self.tx.write(i, Desc { addr: d.addr, len: d.len, options: 0 });
+        }
+        self.tx.submit(k);
+        self.rx.release(n);
+        self.outstanding += k;
+        self.unkicked += k;
+        bump(&self.counters.drop_tx_full, u64::from(n - k));
+        bump(&self.counters.tx_packets, u64::from(k));
+        bump(&self.counters.tx_bytes, sent);
+        (n, bytes)
+    }
+
+    /// The baseline's completion: sent frames straight back on FILL (what does not fit goes
+    /// to the pool).
+    pub(crate) fn comp_to_fill(&mut self) {
+        if self.outstanding == 0 {
+            return;
+        }
+        let n = self.comp.peek(self.comp.size());
+        let k = self.fill.reserve(n);
+        for i in 0..n {
+            let Some(a) = self.comp.read(i) else { continue };
+            let base = self.umem.frame_base(a);
+            if i < k {
+                self.fill.write(i, base);
+            } else {
+                self.pool.put(&[base]);
+            }
+        }
+        self.fill.submit(k);
+        self.comp.release(n);
+        self.outstanding = self.outstanding.saturating_sub(n);
+        bump(&self.counters.tx_completed, u64::from(n));
+    }
+
     /// Wakes the driver when it waits for FILL entries (need-wakeup).
     pub(crate) fn wake_if_needed(&mut self) {
         if self.need_wakeup && self.fill.needs_wakeup() {

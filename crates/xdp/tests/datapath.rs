@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use common::{Sender, Tap, frames, in_netns, is_ipv4_udp, swapped, tap_view, wait_until};
 use sift_xdp::{
-    Batch, BindMode, Bound, CustomProgram, Datapath, Error, Kick, MetaMode, Options, PollMode,
-    PoolKind, PortConfig, PortStats, XdpStatistics, xskmap_spec,
+    Baseline, Batch, BindMode, Bound, CustomProgram, Datapath, Error, Kick, MetaMode, Options,
+    PollMode, PoolKind, PortConfig, PortStats, XdpStatistics, xskmap_spec,
 };
 
 const N: usize = 1000;
@@ -386,4 +386,37 @@ fn bad_requests_are_refused_naming_the_cause() {
         dp.stop().unwrap();
     });
     let _ = done;
+}
+
+#[test]
+fn the_baselines_drop_and_forward_every_frame() {
+    let sent = frames(N, 43);
+    let done = in_netns(&[("xa", "xb", 1)], || {
+        let run = |baseline| {
+            let mut tap = Tap::new("xb");
+            let opts = Options { baseline: Some(baseline), ..Options::default() };
+            let dp = Datapath::start(&[copy_port("xa")], &opts, |_| {
+                |_: &mut Batch<'_>| panic!("the baseline runs no pipeline")
+            })
+            .unwrap();
+            send_all(&dp, "xb", &sent);
+            let back = tap.collect(if baseline == Baseline::L2fwd { N } else { 0 });
+            (dp.stop().unwrap(), back)
+        };
+        (run(Baseline::RxDrop), run(Baseline::L2fwd))
+    });
+    let Some(((drop, none), (fwd, back))) = done else { return };
+    let d = &drop.ports[0];
+    assert_eq!(
+        (d.rx_packets, d.rx_bytes, d.tx_packets, d.drop_pipeline),
+        (N as u64, bytes(&sent), 0, 0)
+    );
+    assert!(none.is_empty(), "{} frames came back", none.len());
+    let f = &fwd.ports[0];
+    assert_eq!(
+        (f.rx_packets, f.tx_packets, f.tx_completed, f.tx_bytes),
+        (N as u64, N as u64, N as u64, bytes(&sent))
+    );
+    let want: Vec<Vec<u8>> = sent.iter().map(|f| tap_view(&swapped(f))).collect();
+    assert!(back == want, "{} back, first wrong {:?}", back.len(), first_diff(&back, &want));
 }
