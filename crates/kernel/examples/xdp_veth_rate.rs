@@ -7,10 +7,10 @@
 //!     [--filter FILE]... [--expr EXPR]...
 //! ```
 //!
-//! * The generator is the kernel's: an XDP program that redirects to `vb1` run with
-//!   `BPF_PROG_TEST_RUN` in live-frames mode (`BPF_F_TEST_XDP_LIVE_FRAMES`, 64 frames a
-//!   batch), which transmits each copy of one 60-byte UDP frame through `vb1` into its peer
-//!   `vb0` (pktgen is not in every kernel; see `docs/capture-notes.md`). The frame's
+//! * The generator is the kernel's ([`sift_kernel::livegen`]): an XDP program that redirects
+//!   to `vb1` run with `BPF_PROG_TEST_RUN` in live-frames mode (`BPF_F_TEST_XDP_LIVE_FRAMES`,
+//!   64 frames a batch), which transmits each copy of one 60-byte UDP frame through `vb1` into
+//!   its peer `vb0` (pktgen is not in every kernel; see `docs/capture-notes.md`). The frame's
 //!   destination MAC is not `vb0`'s, so without a program the stack drops it as `OTHERHOST`
 //!   once it has built a socket buffer for it.
 //! * The receive side is `vb0` with GRO on (the veth's NAPI path, without which redirected
@@ -37,12 +37,13 @@ use std::time::{Duration, Instant};
 
 use sift_ebpf::{EbpfProgram, asm, encode_program};
 use sift_kernel::attach::{Attacher, Hook, Mechanism, XdpMode, load};
+use sift_kernel::livegen::{self, LiveGen};
 use sift_sys::netlink::{LinkStats, Rtnetlink};
 use sift_sys::{bpf, iface, netns};
 
 const RX: &str = "vb0";
 const TX: &str = "vb1";
-const BATCH: u32 = 64;
+const BATCH: u32 = livegen::BATCH;
 /// XDP's return values by number.
 const XDP_ACTIONS: [&str; 5] = ["ABORTED", "DROP", "PASS", "TX", "REDIRECT"];
 
@@ -141,21 +142,6 @@ fn compile_expr(expr: &str) -> Result<EbpfProgram, String> {
     Ok(lowered.program())
 }
 
-/// A 60-byte IPv4/UDP frame to port 9, for a MAC address nobody has.
-fn frame() -> Vec<u8> {
-    let mut f = vec![0u8; 60];
-    f[..6].copy_from_slice(&[0x02, 0, 0x5e, 0x51, 0xf7, 0x99]);
-    f[6..12].copy_from_slice(&[0x02, 0, 0x5e, 0x51, 0xf7, 0x01]);
-    f[12..14].copy_from_slice(&[0x08, 0x00]);
-    let ip = &mut f[14..34];
-    ip.copy_from_slice(&[0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
-    let sum = ip.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum::<u32>();
-    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    f[34..42].copy_from_slice(&[0x04, 0xd2, 0x00, 0x09, 0x00, 26, 0, 0]);
-    f
-}
-
 fn ip(args: &[&str]) -> Result<(), String> {
     let out = Command::new("ip").args(args).output().map_err(|e| format!("running ip: {e}"))?;
     if out.status.success() {
@@ -191,11 +177,10 @@ struct Measured {
 }
 
 /// One generator run of `frames` frames, with `vb0`'s and `vb1`'s counters around it.
-fn measure(generator: &OwnedFd, frame: &[u8], frames: u32) -> Result<Measured, String> {
+fn measure(generator: &LiveGen, frame: &[u8], frames: u32) -> Result<Measured, String> {
     let (rx0, tx0) = (stats(RX)?, stats(TX)?);
     let t = Instant::now();
-    bpf::prog_test_run_xdp_live(generator, frame, frames, BATCH)
-        .map_err(|e| format!("live-frames test run: {e}"))?;
+    generator.send(frame, frames, BATCH).map_err(|e| format!("live-frames test run: {e}"))?;
     let secs = t.elapsed().as_secs_f64();
     // The last batches are still in the ring: let NAPI finish them.
     std::thread::sleep(Duration::from_millis(50));
@@ -260,13 +245,8 @@ fn run(opts: &Options) -> Result<(), String> {
         }
         iface::set_gro(RX, true).map_err(|e| format!("GRO on {RX}: {e}"))?;
         let tx_index = iface::index_of(TX).map_err(|e| e.to_string())?;
-        let generator = load(
-            &assemble(&format!("mov %r1, {tx_index}\nmov %r2, 0\ncall 23\nexit\n"))?,
-            hook,
-            "sift_gen",
-        )
-        .map_err(|e| e.to_string())?;
-        let frame = frame();
+        let generator = LiveGen::new(tx_index).map_err(|e| e.to_string())?;
+        let frame = livegen::udp_frame(livegen::NOBODY, livegen::SENDER);
         // Until both ends are running (the link watcher, asynchronously), frames vanish.
         let t0 = Instant::now();
         while measure(&generator, &frame, 1000)?.received == 0 {

@@ -20,6 +20,8 @@
 //! * [`attach`] (root): eBPF programs deployed on interfaces: XDP (native, generic) and TC
 //!   (ingress, egress) through `bpf_link`s or netlink, pinned in the BPF file system so that
 //!   they outlive the process, replaced atomically, detached, listed.
+//! * [`livegen`] (root): a traffic generator inside the kernel (`BPF_PROG_TEST_RUN` in XDP
+//!   live-frames mode) for the receive-path benchmarks.
 //!
 //! The system calls are `sift-sys`'s safe wrappers; this crate has no `unsafe` code.
 #![forbid(unsafe_code)]
@@ -30,6 +32,7 @@ use std::os::fd::OwnedFd;
 use sift_sys::socket;
 
 pub mod attach;
+pub mod livegen;
 pub mod object;
 pub mod pair;
 mod testrun;

@@ -1,5 +1,5 @@
 //! Network interfaces of the calling thread's namespace: names, indexes, flags, hardware types,
-//! MTUs, generic receive offload.
+//! MTUs, generic receive offload, receive queues.
 //!
 //! Capture opens an interface by name and needs its index (to bind), its flags (is it up?), its
 //! hardware type (which link type the frames have) and its MTU (for injection); `sift -D` lists
@@ -160,6 +160,38 @@ pub fn gro(name: &str) -> io::Result<bool> {
 /// without which frames sent to it by XDP (`bpf_redirect`, `XDP_TX` on the peer) are dropped.
 pub fn set_gro(name: &str, on: bool) -> io::Result<()> {
     ethtool_value(name, ETHTOOL_SGRO, u32::from(on)).map(drop)
+}
+
+/// `ETHTOOL_GCHANNELS`: read the channel counts.
+const ETHTOOL_GCHANNELS: u32 = 0x3c;
+
+/// `struct ethtool_channels`.
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolChannels {
+    cmd: u32,
+    max_rx: u32,
+    max_tx: u32,
+    max_other: u32,
+    max_combined: u32,
+    rx_count: u32,
+    tx_count: u32,
+    other_count: u32,
+    combined_count: u32,
+}
+
+/// The number of receive queues of interface `name` (`ethtool -l`: receive-only plus combined
+/// channels), what an `AF_XDP` socket's queue must be below; `EOPNOTSUPP` when the driver does
+/// not say (loopback; it has one).
+pub fn rx_queues(name: &str) -> io::Result<u32> {
+    let sock = ioctl_socket()?;
+    let mut ch = EthtoolChannels { cmd: ETHTOOL_GCHANNELS, ..EthtoolChannels::default() };
+    let mut req = ifreq_for(name)?;
+    req.ifr_ifru.ifru_data = (&mut ch as *mut EthtoolChannels).cast();
+    // SAFETY: `req` names the interface and points at `ch`, a live ethtool_channels the kernel
+    // reads and writes during the call only.
+    cvt(unsafe { libc::ioctl(sock.as_raw_fd(), SIOCETHTOOL, &mut req) })?;
+    Ok(ch.rx_count + ch.combined_count)
 }
 
 #[cfg(test)]

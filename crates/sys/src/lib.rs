@@ -28,8 +28,11 @@
 //!   shrinking under the reader (one process-wide `SIGBUS` handler).
 //! * [`netlink`]: `NETLINK_ROUTE`: XDP attachment with `IFLA_XDP`, the `clsact` qdisc and
 //!   `cls_bpf` filters, what is attached, interface counters.
-//! * [`signal`]: signals as flags and counters. [`time`]: local time formatting (`strftime`).
-//!   [`user`]: running as another user (`-Z`).
+//! * [`xsk`]: `AF_XDP` sockets: the UMEM, the FILL/RX/TX/COMPLETION rings as safe producer
+//!   and consumer types, binding (copy, zero-copy, need-wakeup, shared UMEM), wake-ups,
+//!   statistics.
+//! * [`signal`]: signals as flags and counters. [`time`]: local time formatting (`strftime`),
+//!   the monotonic clock, a thread's CPU time. [`user`]: running as another user (`-Z`).
 
 pub mod bpf;
 pub mod iface;
@@ -43,6 +46,7 @@ pub mod signal;
 pub mod socket;
 pub mod time;
 pub mod user;
+pub mod xsk;
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
