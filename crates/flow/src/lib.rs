@@ -54,6 +54,8 @@ pub mod key;
 mod layout;
 pub mod rules;
 pub mod table;
+#[cfg(feature = "testgen")]
+pub mod testgen;
 
 pub use actions::{ExecError, Executed, FrameMut, VecFrame, execute};
 pub use cache::{CacheConfig, Counters, Datapath, Hit, MegaflowInfo};

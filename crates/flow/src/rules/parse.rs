@@ -348,7 +348,13 @@ impl Cx<'_> {
             return Err(if t.key == "actions" || t.key == "action" {
                 e.help("write `actions=…`")
             } else {
-                e.help("see sift-flow's rules module for the fields sift reads")
+                e.help(
+                    "sift's match fields: priority, in_port, dl_src, dl_dst, dl_vlan, \
+                     dl_vlan_pcp, vlan_tci, dl_type, ip, ipv6, arp, tcp, udp, sctp, icmp (and \
+                     tcp6, udp6, sctp6, icmp6), nw_src, nw_dst, ipv6_src, ipv6_dst, nw_proto, \
+                     nw_tos, nw_ttl, nw_frag, tp_src, tp_dst, tcp_flags, icmp_type, icmp_code, \
+                     arp_op, arp_spa, arp_tpa, arp_sha, arp_tha",
+                )
             });
         };
         let span = t.span();
@@ -436,11 +442,10 @@ impl Cx<'_> {
             }
             Kw::Num(f, max, p, maskable) => {
                 let (v, vs) = self.value(&t)?;
-                let what = t.key.replace('_', " ");
                 let (v, m) = if maskable {
-                    value::masked_num(v, max, &what)
+                    value::masked_num(v, max, t.key)
                 } else {
-                    value::num(v, max, &what).map(|v| (v, max))
+                    value::num(v, max, t.key).map(|v| (v, max))
                 }
                 .map_err(|e| self.bad(vs, e))?;
                 // Exact 8-bit values sit in 16-bit fields (ICMP type and code): compare all.
