@@ -99,6 +99,9 @@ const OPTIONS: &[Spec] = &[
     long("block-timeout", true),
     long("engine", true),
     long("fanout", true),
+    long("xdp", false),
+    long("xdp-pass", false),
+    long("xdp-copy", false),
     long("json", false),
     long("pcapng", false),
     // tcpdump's options sift does not implement.

@@ -77,6 +77,17 @@ pub struct LiveArgs {
     /// List the time stamp types of the interface (-i, else the first one), and exit.
     #[arg(short = 'J', long = "list-time-stamp-types")]
     pub list_ts_types: bool,
+    /// Capture over AF_XDP: the filter runs in the interface's XDP hook and only matching
+    /// frames reach sift; the rest are dropped there (see --xdp-pass). Frames the host sends
+    /// are not seen.
+    #[arg(long = "xdp")]
+    pub xdp: bool,
+    /// With --xdp: leave the frames that do not match to the kernel's network stack.
+    #[arg(long = "xdp-pass", requires = "xdp")]
+    pub xdp_pass: bool,
+    /// With --xdp: copy-mode sockets even where the driver has zero-copy.
+    #[arg(long = "xdp-copy", requires = "xdp")]
+    pub xdp_copy: bool,
 }
 
 /// `-s` as tcpdump takes it: 0 to 262144, 0 meaning 262144.
@@ -245,6 +256,9 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
 
     let snaplen = live.snaplen.unwrap_or(sift_capture::MAX_SNAPLEN);
     let printing = args.write.is_none() || args.print;
+    if live.xdp {
+        return run_xdp(&live, &args, interface, snaplen, wanted_link);
+    }
     let mut cfg = Config::new(&interface);
     cfg.snaplen = snaplen;
     if let Some(kib) = live.buffer_kib {
@@ -287,7 +301,6 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         errln!("sift: warning: filtering in user space ({}): {reason}", session.user_engine());
     }
 
-    let precision = args.precision().unwrap_or_default();
     // As tcpdump: root is given up once the socket is open, before any output exists (rotated
     // files are then created as that user too).
     if let Some(user) = &args.user {
@@ -301,21 +314,29 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
             link_type.description().unwrap_or("unknown"),
         ),
         // tcpdump's SIGUSR1 line.
-        Event::Counters { captured, stats } => errln!(
-            "sift: {captured} packet{} captured, {} packet{} received by filter, {} packet{} \
-             dropped by kernel",
-            plural(captured),
-            stats.received,
-            plural(stats.received),
-            stats.dropped,
-            plural(stats.dropped)
-        ),
+        Event::Counters { captured, stats } => counters_line(captured, stats),
         _ => {}
     };
+    let mut sink = live_sink(&live, &args, &interface, link_type, snaplen)?;
+    let signals = Signals::install().context("cannot install the signal handlers")?;
+    let outcome = session.run(&mut sink, limits, signals, events)?;
+    let finished = finish_sink(&mut sink, outcome.stats);
+    conclude(&live, &interface, outcome, finished)
+}
+
+/// The `-w` files (with `-C`/`-G`/`-W` rotation) and the printer the options ask for.
+fn live_sink(
+    live: &LiveArgs,
+    args: &DumpArgs,
+    interface: &str,
+    link_type: LinkType,
+    snaplen: u32,
+) -> anyhow::Result<LiveSink> {
+    let precision = args.precision().unwrap_or_default();
     let files = match &args.write {
         Some(path) => {
             let mut iface = Interface::new(link_type, snaplen, precision.resolution());
-            iface.name = Some(interface.clone());
+            iface.name = Some(interface.to_string());
             let format = FileFormat { pcapng: args.pcapng, precision, interface: iface };
             let rotation = Rotation {
                 max_bytes: live.file_size.as_deref().map(parse_file_size).transpose()?,
@@ -328,27 +349,106 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let printing = args.write.is_none() || args.print;
     let print = printing.then(|| {
-        let printer = crate::dump::printer(&args, precision == Precision::Nano);
+        let printer = crate::dump::printer(args, precision == Precision::Nano);
         (io::stdout().lock(), printer)
     });
-    let mut sink = LiveSink { files, print, packet_buffered: args.packet_buffered };
-    let signals = Signals::install().context("cannot install the signal handlers")?;
-    let outcome = session.run(&mut sink, limits, signals, events)?;
+    Ok(LiveSink { files, print, packet_buffered: args.packet_buffered })
+}
+
+/// Flushes standard output and closes the files (with the counters in a pcapng file's
+/// statistics block): the first error.
+fn finish_sink(sink: &mut LiveSink, stats: sift_capture::Stats) -> anyhow::Result<()> {
     let mut finished: anyhow::Result<()> = Ok(());
     if let Some((out, _)) = sink.print.as_mut() {
         finished = out.flush().context("standard output");
     }
     if let Some(mut files) = sink.files.take() {
         let isb = sift_pcap::InterfaceStats {
-            received: Some(outcome.stats.received),
-            dropped: Some(outcome.stats.dropped),
+            received: Some(stats.received),
+            dropped: Some(stats.dropped),
             ..Default::default()
         };
         let closed = files.close(Some(isb)).map_err(crate::dump::output_error);
         finished = finished.and(closed);
     }
-    conclude(&live, &interface, outcome, finished)
+    finished
+}
+
+/// tcpdump's SIGUSR1 line.
+fn counters_line(captured: u64, stats: sift_capture::Stats) {
+    errln!(
+        "sift: {captured} packet{} captured, {} packet{} received by filter, {} packet{} \
+         dropped by kernel",
+        plural(captured),
+        stats.received,
+        plural(stats.received),
+        stats.dropped,
+        plural(stats.dropped)
+    );
+}
+
+/// `sift -i IFACE --xdp [EXPR]`: capture over AF_XDP (`sift::live_xdp`).
+fn run_xdp(
+    live: &LiveArgs,
+    args: &DumpArgs,
+    interface: String,
+    snaplen: u32,
+    wanted_link: Option<LinkType>,
+) -> anyhow::Result<ExitCode> {
+    use sift::live_xdp::{XdpConfig, XdpSession};
+    if let Some(lt) = wanted_link.filter(|&lt| lt != LinkType::EN10MB) {
+        bail!("{lt} is not one of the DLTs supported by this device (--xdp sees Ethernet frames)");
+    }
+    if matches!(live.direction.as_deref(), Some("out" | "inout")) {
+        bail!("--xdp sees only the frames an interface receives (-Q in)");
+    }
+    if live.fanout.is_some() {
+        bail!(
+            "--xdp takes every receive queue with a thread of its own; --fanout is for AF_PACKET"
+        );
+    }
+    let mut cfg = XdpConfig::new(&interface);
+    cfg.snaplen = snaplen;
+    cfg.pass_rest = live.xdp_pass;
+    if live.xdp_copy {
+        cfg.bind = sift::live_xdp::BindMode::Copy;
+    }
+    let expr = crate::dump::expression(args)?;
+    let session = XdpSession::open(cfg, expr.as_deref(), !args.no_optimize)?;
+    if let Some(user) = &args.user {
+        sift::user::relinquish(user)?;
+    }
+    let link_type = LinkType::EN10MB;
+    let mut sink = live_sink(live, args, &interface, link_type, snaplen)?;
+    let insns = session.instructions();
+    let events = |event: Event, bound: sift::live_xdp::Bound| match event {
+        Event::Listening => errln!(
+            "sift: listening on {interface} (AF_XDP, {} mode, filter of {insns} eBPF \
+             instructions at XDP), link-type {} ({}), snapshot length {snaplen} bytes",
+            match bound {
+                sift::live_xdp::Bound::Copy => "copy",
+                sift::live_xdp::Bound::ZeroCopy => "zero-copy",
+            },
+            link_type,
+            link_type.description().unwrap_or("unknown"),
+        ),
+        Event::Counters { captured, stats } => counters_line(captured, stats),
+        _ => {}
+    };
+    let signals = Signals::install().context("cannot install the signal handlers")?;
+    let outcome = session.run(&mut sink, args.count, signals, events)?;
+    let stats = outcome.stats.as_capture();
+    let finished = finish_sink(&mut sink, stats);
+    let outcome = Outcome {
+        stats,
+        captured: outcome.captured,
+        full: outcome.full,
+        failure: outcome.failure,
+        error: outcome.error,
+    };
+    conclude(live, &interface, outcome, finished)
 }
 
 /// tcpdump's end of a capture: the file limit, the counters, then the first error.

@@ -390,6 +390,14 @@ impl KernelObject {
 }
 
 impl KernelMap {
+    /// Another handle on the same map (its descriptor duplicated): the map lives while either
+    /// is open, so counters can be read after the program that wrote them is gone.
+    pub fn try_clone(&self) -> std::io::Result<KernelMap> {
+        Ok(KernelMap { spec: self.spec.clone(), fd: self.fd.try_clone()?, cpus: self.cpus })
+    }
+}
+
+impl KernelMap {
     /// The map of `spec`'s name and shape that program `prog_id` uses (`None`: it has none):
     /// how a later command reads the maps of a program it did not load.
     pub fn of_program(prog_id: u32, spec: &MapSpec) -> Result<Option<KernelMap>, ObjectError> {

@@ -53,6 +53,7 @@ pub mod diff;
 pub mod filter;
 pub mod input;
 pub mod live;
+pub mod live_xdp;
 pub mod output;
 pub mod parallel;
 pub mod text;

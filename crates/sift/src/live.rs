@@ -121,25 +121,25 @@ impl Signals {
 
 /// Counts of SIGUSR1 and SIGUSR2 already acted on.
 #[derive(Clone, Copy, Debug, Default)]
-struct Seen {
+pub(crate) struct Seen {
     counters: u64,
     flush: u64,
 }
 
 impl Signals {
     /// Whether SIGUSR1 arrived since `seen` (and notes it).
-    fn counters_asked(&self, seen: &mut Seen) -> bool {
+    pub(crate) fn counters_asked(&self, seen: &mut Seen) -> bool {
         let now = self.counters.map_or(0, |c| c.load(Ordering::SeqCst));
         std::mem::replace(&mut seen.counters, now) != now
     }
 
     /// Whether SIGUSR2 arrived since `seen` (and notes it).
-    fn flush_asked(&self, seen: &mut Seen) -> bool {
+    pub(crate) fn flush_asked(&self, seen: &mut Seen) -> bool {
         let now = self.flush.map_or(0, |c| c.load(Ordering::SeqCst));
         std::mem::replace(&mut seen.flush, now) != now
     }
 
-    fn seen_now(&self) -> Seen {
+    pub(crate) fn seen_now(&self) -> Seen {
         let mut seen = Seen::default();
         self.counters_asked(&mut seen);
         self.flush_asked(&mut seen);
@@ -162,11 +162,11 @@ pub enum Event {
     },
 }
 
-/// How a capture ended.
+/// How a capture ended (`T`: its counters).
 #[derive(Debug)]
-pub struct Outcome<E> {
+pub struct Outcome<E, T = Stats> {
     /// The kernel's counters (summed over a fan-out group).
-    pub stats: Stats,
+    pub stats: T,
     /// Packets the sink took.
     pub captured: u64,
     /// Whether the sink said it was full.

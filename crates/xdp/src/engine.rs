@@ -41,6 +41,7 @@ use crate::batch::{Batch, MAX_PORTS, Meta, MetaMode, Metas, PortId};
 use crate::pool::{PoolKind, PtrStack};
 use crate::port::{Bound, Counters, PortConfig, PortInfo, Xsk, bump, check_config, rx_queues};
 use crate::program::Attached;
+use sift_kernel::object::KernelMap;
 
 /// What the caller's code does with each batch.
 pub trait Pipeline: Send {
@@ -348,6 +349,15 @@ impl Datapath {
     /// `getsockopt` per socket.
     pub fn stats(&self) -> Vec<PortStats> {
         self.ports.iter().map(port_stats).collect()
+    }
+
+    /// Another handle on map `name` of port `port`'s XDP program (a caller's counters, read
+    /// while running and after [`Datapath::stop`]: the handle keeps the map).
+    pub fn program_map(&self, port: PortId, name: &str) -> Result<KernelMap, Error> {
+        let attached = self.ports.get(port).and_then(|p| p.attached.as_ref()).ok_or_else(|| {
+            Error::Config { what: format!("port {port}: no such port with a program") }
+        })?;
+        attached.map(name)
     }
 
     /// Every thread's counters now, by queue.

@@ -18,7 +18,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use sift_ebpf::isa::{AluOp, CallTarget, ImmKind, Insn, Operand, Size, Width};
 use sift_ebpf::{EbpfInsn, MapSpec, MapType, ProgType, encode_program, helper_ids, reg};
 use sift_kernel::attach::XdpMode;
-use sift_kernel::object::{KernelObject, ObjectLoader, ProgramSource};
+use sift_kernel::object::{KernelMap, KernelObject, ObjectLoader, ProgramSource};
 use sift_sys::{bpf, netlink};
 
 use crate::Error;
@@ -196,6 +196,10 @@ impl Attached {
                 Some(libc::EBUSY) => " (another XDP program is attached to the interface)",
                 Some(libc::EEXIST) => " (an XDP program is attached in the other mode)",
                 Some(libc::EOPNOTSUPP) => " (the driver has no native XDP: try generic mode)",
+                Some(libc::ERANGE) => {
+                    " (the interface's MTU is larger than native XDP takes on it: lower it, e.g. \
+                     to 1500 or 3000 on veth, or use generic mode)"
+                }
                 _ => "",
             };
             Error::Attach { iface: iface.to_string(), source, hint }
@@ -208,6 +212,12 @@ impl Attached {
     /// whatever the caller's program does when the redirect fails). Errors are ignored: this
     /// runs when stopping, and a map entry that cannot be deleted only means frames keep
     /// arriving in a ring nobody reads.
+    /// Another handle on the program's map `name`.
+    pub(crate) fn map(&self, name: &str) -> Result<KernelMap, Error> {
+        let map = self.object.map(name).map_err(|e| Error::Config { what: e.to_string() })?;
+        map.try_clone().map_err(|e| Error::Config { what: format!("map {name}: {e}") })
+    }
+
     pub(crate) fn remove_sockets(&self, queues: impl IntoIterator<Item = u32>) {
         if let Ok(map) = self.object.map(&self.xskmap) {
             for q in queues {
