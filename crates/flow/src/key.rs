@@ -21,8 +21,8 @@ use sift_wire::ipv6::Ipv6Packet;
 use sift_wire::tcp::TcpPacket;
 use sift_wire::{arp::ArpPacket, ipproto, ports};
 
-pub use crate::layout::{DL_TYPE_NONE, NW_FRAG_ANY, NW_FRAG_LATER};
-use crate::layout::{Layout, Net, VLAN_PRESENT};
+pub use crate::layout::{DL_TYPE_NONE, NW_FRAG_ANY, NW_FRAG_LATER, VLAN_PRESENT};
+use crate::layout::{Layout, Net};
 
 /// Words in a key or a mask.
 pub const KEY_WORDS: usize = 11;
@@ -338,7 +338,7 @@ impl FlowKey {
     pub fn dl_type(&self) -> u16 {
         self.get(Field::DlType) as u16
     }
-    /// Outer VLAN TCI, with [`VLAN_PRESENT`](crate::layout::VLAN_PRESENT) set when tagged.
+    /// Outer VLAN TCI, with [`VLAN_PRESENT`] set when tagged.
     pub fn vlan_tci(&self) -> u16 {
         self.get(Field::VlanTci) as u16
     }

@@ -70,3 +70,27 @@ fn dump_of_a_rule_file() {
     let again = sift_flow::FlowTable::with_rules(parse_rules(&dump, &ports).unwrap());
     assert_eq!(again.dump(&ports), dump);
 }
+
+#[test]
+fn positions_in_long_and_multi_line_texts() {
+    let ports = ports();
+    // One rule over two lines (parse_rule takes the whole text): line 2, column 1.
+    let e = parse_rule("ip\ntp_dst=1 actions=drop", &ports).unwrap_err();
+    assert_eq!((e.line, e.column), (2, 1));
+    assert_eq!(
+        e.render("r", "ip\ntp_dst=1 actions=drop"),
+        "error: r:2:1: `tp_dst` needs `tcp`, `udp` or `sctp` (or `tcp6`, `udp6`, `sctp6`) in the match\n  \
+         tp_dst=1 actions=drop\n  ^^^^^^^^\n  help: OVS refuses a field whose protocol the match does not fix (OFPBMC_BAD_PREREQ)\n"
+    );
+    // Every line wrong: each error is located and rendered from its own line (a file of many
+    // mistakes costs each its line, not the whole file).
+    let text = "ip,tp_dst=1 actions=drop\n".repeat(50_000);
+    let errors = parse_rules(&text, &ports).unwrap_err();
+    assert_eq!(errors.errors.len(), 50_000);
+    assert_eq!((errors.errors[49_999].line, errors.errors[49_999].column), (50_000, 4));
+    assert!(errors.render("r", &text).ends_with("(OFPBMC_BAD_PREREQ)\n"));
+    assert_eq!(
+        parse_rule("  # nothing", &ports).unwrap_err().message,
+        "expected a rule, found nothing"
+    );
+}

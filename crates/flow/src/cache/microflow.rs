@@ -16,6 +16,9 @@ struct Slot {
     serial: u64,
 }
 
+/// The most slots a microflow cache has (16 Mi, about 2 GiB).
+pub(crate) const MAX_ENTRIES: usize = 1 << 24;
+
 /// The cache (no slots: disabled).
 #[derive(Clone, Debug)]
 pub(crate) struct Microflows {
@@ -24,9 +27,10 @@ pub(crate) struct Microflows {
 }
 
 impl Microflows {
-    /// `entries` rounded up to a power of two; 0 disables the cache.
+    /// `entries` rounded up to a power of two (at most [`MAX_ENTRIES`]); 0 disables the
+    /// cache.
     pub fn new(entries: usize) -> Microflows {
-        let n = if entries == 0 { 0 } else { entries.next_power_of_two() };
+        let n = if entries == 0 { 0 } else { entries.min(MAX_ENTRIES).next_power_of_two() };
         Microflows { slots: vec![Slot::default(); n], generation: 1 }
     }
 

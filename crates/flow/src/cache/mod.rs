@@ -49,7 +49,7 @@ pub enum Hit {
 /// The caches' sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheConfig {
-    /// Microflow entries (rounded up to a power of two; 0 disables the cache).
+    /// Microflow entries (rounded up to a power of two, at most 2^24; 0 disables the cache).
     pub microflow_entries: usize,
     /// The most megaflows held at once; more evict the least recently hit (CLOCK).
     pub megaflow_limit: usize,

@@ -14,9 +14,9 @@
 //! (`tp_dst` without `tcp`/`udp`/`sctp`, `nw_src` without `ip` or `arp`) is an error, and so
 //! is a `set_field` whose header the match does not guarantee.
 //!
-//! - [`parse`]: the text, with [`FlowError`]s located at `line:column` and rendered with a
+//! - [`parse`](mod@parse): the text, with [`FlowError`]s located at `line:column` and rendered with a
 //!   caret by [`FlowError::render`];
-//! - [`print`]: the canonical text, and `ovs-ofctl dump-flows`'s lines with per-rule counters.
+//! - [`print`](mod@print): the canonical text, and `ovs-ofctl dump-flows`'s lines with per-rule counters.
 //!
 //! [`FlowKey`]: crate::FlowKey
 

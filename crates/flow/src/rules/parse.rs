@@ -22,12 +22,12 @@ use crate::layout::VLAN_PRESENT;
 
 /// Reads every rule of `text` (one a line). Port names resolve through `ports`.
 pub fn parse_rules(text: &str, ports: &PortMap) -> Result<Vec<Rule>, ParseErrors> {
-    let cx = Cx { src: text, ports };
     let mut rules = Vec::new();
     let mut errors = Vec::new();
     let mut start = 0;
-    for line in text.split_inclusive('\n') {
+    for (n, line) in text.split_inclusive('\n').enumerate() {
         let end = start + line.trim_end_matches(['\n', '\r']).len();
+        let cx = Cx { src: text, ports, line_no: n as u32 + 1, line_start: start };
         match cx.line(start, end) {
             Ok(Some(r)) => rules.push(r),
             Ok(None) => {}
@@ -40,9 +40,8 @@ pub fn parse_rules(text: &str, ports: &PortMap) -> Result<Vec<Rule>, ParseErrors
 
 /// Reads one rule (the whole of `text`; a blank or comment-only text is an error).
 pub fn parse_rule(text: &str, ports: &PortMap) -> Result<Rule, FlowError> {
-    let cx = Cx { src: text, ports };
-    cx.line(0, text.len())?
-        .ok_or_else(|| FlowError::new(text, Span::empty(0), "expected a rule, found nothing"))
+    let cx = Cx { src: text, ports, line_no: 1, line_start: 0 };
+    cx.line(0, text.len())?.ok_or_else(|| cx.err(Span::empty(0), "expected a rule, found nothing"))
 }
 
 /// What a match field needs the match to fix first (OVS's `mf_prereqs`).
@@ -195,6 +194,7 @@ fn is_delim(c: u8) -> bool {
 
 /// Splits `src[pos..end]` into tokens as OVS's `ofputil_parse_key_value` does.
 struct Lexer<'a> {
+    cx: &'a Cx<'a>,
     src: &'a str,
     pos: usize,
     end: usize,
@@ -216,19 +216,13 @@ impl<'a> Lexer<'a> {
         let key = &self.src[start..self.pos];
         let key_span = Span::from_range(start..self.pos);
         if self.pos < self.end && b[self.pos] == b'(' {
-            return Err(FlowError::new(
-                self.src,
-                Span::from_range(self.pos..self.pos + 1),
-                "unexpected `(`",
-            )
-            .help("sift reads OVS's `key=value` forms, not its parenthesized actions"));
+            return Err(self
+                .cx
+                .err(Span::from_range(self.pos..self.pos + 1), "unexpected `(`")
+                .help("sift reads OVS's `key=value` forms, not its parenthesized actions"));
         }
         if key.is_empty() {
-            return Err(FlowError::new(
-                self.src,
-                Span::from_range(start..start + 1),
-                "expected a field name",
-            ));
+            return Err(self.cx.err(Span::from_range(start..start + 1), "expected a field name"));
         }
         let mut value = None;
         if self.pos < self.end && matches!(b[self.pos], b'=' | b':') {
@@ -246,6 +240,9 @@ impl<'a> Lexer<'a> {
 struct Cx<'a> {
     src: &'a str,
     ports: &'a PortMap,
+    /// The line being read: its number and where it starts.
+    line_no: u32,
+    line_start: usize,
 }
 
 /// A match being built, with who set what (for conflicts and prerequisites).
@@ -260,7 +257,7 @@ struct Builder {
 
 impl Cx<'_> {
     fn err(&self, span: Span, message: impl Into<String>) -> FlowError {
-        FlowError::new(self.src, span, message)
+        FlowError::new(self.src, self.line_no, self.line_start, span, message)
     }
 
     fn bad(&self, span: Span, b: Bad) -> FlowError {
@@ -277,7 +274,7 @@ impl Cx<'_> {
         if self.src[start..end].trim().is_empty() {
             return Ok(None);
         }
-        let mut lex = Lexer { src: self.src, pos: start, end };
+        let mut lex = Lexer { cx: self, src: self.src, pos: start, end };
         let mut b =
             Builder { m: Match::any(), set_by: Vec::new(), prereqs: Vec::new(), priority: None };
         let mut actions_at = None;
@@ -492,7 +489,7 @@ impl Cx<'_> {
     }
 
     fn actions(&self, start: usize, end: usize, m: &Match) -> Result<Actions, FlowError> {
-        let mut lex = Lexer { src: self.src, pos: start, end };
+        let mut lex = Lexer { cx: self, src: self.src, pos: start, end };
         let mut list = Vec::new();
         let mut drop = None;
         while let Some(t) = lex.next()? {
