@@ -38,7 +38,8 @@ pub struct LiveArgs {
     /// capture and by -d without -r; files keep their own.
     #[arg(short = 's', long = "snapshot-length", value_name = "SNAPLEN", value_parser = parse_snaplen, allow_hyphen_values = true)]
     pub snaplen: Option<u32>,
-    /// Capture buffer (ring) size in KiB (default 2048).
+    /// Capture buffer (ring) size in KiB (default 2048; with --xdp, the frames of each receive
+    /// queue's socket, default 32768).
     #[arg(short = 'B', long = "buffer-size", value_name = "KiB")]
     pub buffer_kib: Option<u64>,
     /// Deliver packets as soon as they arrive (1 ms block timeout) instead of in batches.
@@ -414,6 +415,9 @@ fn run_xdp(
     cfg.pass_rest = live.xdp_pass;
     if live.xdp_copy {
         cfg.bind = sift::live_xdp::BindMode::Copy;
+    }
+    if let Some(kib) = live.buffer_kib {
+        cfg.buffer_bytes = usize::try_from(kib.saturating_mul(1024)).unwrap_or(usize::MAX);
     }
     let expr = crate::dump::expression(args)?;
     let session = XdpSession::open(cfg, expr.as_deref(), !args.no_optimize)?;

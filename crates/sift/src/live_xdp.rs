@@ -67,7 +67,17 @@ pub struct XdpConfig {
     pub bind: BindMode,
     /// Native or generic XDP.
     pub xdp_mode: XdpMode,
+    /// Bytes of frames each queue's socket holds (tcpdump's `-B`), at least [`MIN_BUFFER`].
+    pub buffer_bytes: usize,
 }
+
+/// The smallest buffer per queue: 16 MiB, 4,096 frames (a capture's socket keeps half of them
+/// on FILL and RX: at a million frames a second, 2 ms of frames).
+pub const MIN_BUFFER: usize = 16 << 20;
+/// The buffer per queue unless `-B` asks for more: 32 MiB.
+pub const DEFAULT_BUFFER: usize = 32 << 20;
+/// The frame size: a page, so that native XDP's largest frames fit.
+const FRAME_SIZE: u32 = 4096;
 
 impl XdpConfig {
     /// `interface`, tcpdump's snapshot length, non-matching frames dropped, zero-copy when
@@ -79,6 +89,7 @@ impl XdpConfig {
             pass_rest: false,
             bind: BindMode::Auto,
             xdp_mode: XdpMode::Native,
+            buffer_bytes: DEFAULT_BUFFER,
         }
     }
 }
@@ -164,6 +175,15 @@ impl XdpSession {
         let mut port = PortConfig::new(&self.cfg.interface);
         port.bind = self.cfg.bind;
         port.xdp_mode = self.cfg.xdp_mode;
+        // Frames a power of two; half of them on FILL (and as many RX entries), the rest for
+        // the pool; TX is not used.
+        let frames = (self.cfg.buffer_bytes.max(MIN_BUFFER) / FRAME_SIZE as usize)
+            .min(1 << 17)
+            .next_power_of_two() as u32;
+        port.frame_size = FRAME_SIZE;
+        port.frames = frames;
+        port.rings.fill = frames / 2;
+        port.rings.rx = frames / 2;
         port.program = XdpProgram::Custom(CustomProgram {
             insns: self.filter.slots(),
             maps: self.filter.maps.clone(),
