@@ -266,14 +266,7 @@ impl Session {
             self.set_filter(None, false, Engine::default())?;
         }
         let (validated, engine) = self.filter.take().expect("set above");
-        let mut taker = Taker {
-            sink,
-            link_type: self.link_type,
-            limit: limits.count.unwrap_or(u64::MAX),
-            captured: 0,
-            failure: None,
-            full: false,
-        };
+        let mut taker = Taker::new(sink, self.link_type, limits.count.unwrap_or(u64::MAX));
         let (stats, error) = if limits.fanout > 1 {
             // Each member opens its own socket; this one only served to learn the link type
             // and where the filter runs. It was never bound, so it saw no packet.
@@ -295,22 +288,27 @@ impl Session {
 }
 
 /// Hands packets to the sink until the count, a failure or a full sink.
-struct Taker<'s, S: Sink> {
-    sink: &'s mut S,
-    link_type: LinkType,
-    limit: u64,
-    captured: u64,
-    failure: Option<S::Error>,
-    full: bool,
+pub(crate) struct Taker<'s, S: Sink> {
+    pub(crate) sink: &'s mut S,
+    pub(crate) link_type: LinkType,
+    pub(crate) limit: u64,
+    pub(crate) captured: u64,
+    pub(crate) failure: Option<S::Error>,
+    pub(crate) full: bool,
 }
 
-impl<S: Sink> Taker<'_, S> {
-    fn done(&self) -> bool {
+impl<'s, S: Sink> Taker<'s, S> {
+    /// Packets of `link_type` to `sink`, at most `limit`.
+    pub(crate) fn new(sink: &'s mut S, link_type: LinkType, limit: u64) -> Taker<'s, S> {
+        Taker { sink, link_type, limit, captured: 0, failure: None, full: false }
+    }
+
+    pub(crate) fn done(&self) -> bool {
         self.captured >= self.limit || self.failure.is_some() || self.full
     }
 
     /// Has the sink write out what it buffers; a failure ends the capture.
-    fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if self.failure.is_none()
             && let Err(e) = self.sink.flush()
         {
@@ -320,13 +318,20 @@ impl<S: Sink> Taker<'_, S> {
 
     /// Gives one packet to the sink; `false` once no more are wanted.
     fn take(&mut self, frame: &Frame<'_>) -> bool {
+        let time = Timestamp::new(frame.secs, frame.nanos);
+        self.take_bytes(time, frame.wire_len, frame.data)
+    }
+
+    /// Gives one packet (`data`, `wire_len` bytes long on the wire, at `timestamp`) to the
+    /// sink; `false` once no more are wanted.
+    pub(crate) fn take_bytes(&mut self, timestamp: Timestamp, wire_len: u32, data: &[u8]) -> bool {
         if self.done() {
             return false;
         }
         let packet = Packet {
-            timestamp: Timestamp::new(frame.secs, frame.nanos),
-            wire_len: frame.wire_len,
-            data: frame.data,
+            timestamp,
+            wire_len,
+            data,
             interface: 0,
             link_type: self.link_type,
             offset: 0,

@@ -29,12 +29,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sift_compile::ebpf::{self, EbpfFilter, EbpfOptions, Hook};
 use sift_compile::pipeline::{self, LinkType, Mode};
-use sift_pcap::{Packet, Timestamp};
+use sift_pcap::Timestamp;
 use sift_xdp::{Batch, CustomProgram, Datapath, Options, PortConfig, XdpProgram};
 pub use sift_xdp::{BindMode, Bound, XdpMode, XdpStatistics};
 
 use crate::filter::FilterError;
-use crate::live::{Event, Outcome, Signals, Sink, Taken};
+use crate::live::{Event, Outcome, Signals, Sink, Taker};
 
 /// Why a capture over AF_XDP cannot start or go on.
 #[derive(Debug, thiserror::Error)]
@@ -233,13 +233,13 @@ impl XdpSession {
         events(Event::Listening, bound);
 
         let limit = count.unwrap_or(u64::MAX);
-        let mut taker = Taker { sink, limit, captured: 0, failure: None, full: false };
+        let mut taker = Taker::new(sink, sift_pcap::LinkType::EN10MB, limit);
         let mut seen = signals.seen_now();
         let mut dp = Some(dp);
         let mut report = None;
         loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(chunk) => taker.take_chunk(&chunk),
+                Ok(chunk) => take_chunk(&mut taker, &chunk),
                 // Every queue's thread has ended: the stop is complete.
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -262,7 +262,7 @@ impl XdpSession {
                     report = Some(std::thread::scope(|s| {
                         let stopper = s.spawn(move || d.stop());
                         while let Ok(chunk) = rx.recv() {
-                            taker.take_chunk(&chunk);
+                            take_chunk(&mut taker, &chunk);
                         }
                         stopper.join().unwrap_or_else(|_| {
                             Err(sift_xdp::Error::Config { what: "the stop panicked".into() })
@@ -293,49 +293,14 @@ impl XdpStats {
     }
 }
 
-/// Hands packets to the sink until the count, a failure or a full sink.
-struct Taker<'s, S: Sink> {
-    sink: &'s mut S,
-    limit: u64,
-    captured: u64,
-    failure: Option<S::Error>,
-    full: bool,
-}
-
-impl<S: Sink> Taker<'_, S> {
-    fn done(&self) -> bool {
-        self.captured >= self.limit || self.failure.is_some() || self.full
-    }
-
-    fn flush(&mut self) {
-        if self.failure.is_none()
-            && let Err(e) = self.sink.flush()
-        {
-            self.failure = Some(e);
-        }
-    }
-
-    fn take_chunk(&mut self, chunk: &Chunk) {
-        let mut at = 0usize;
-        for &(stored, wire) in &chunk.lens {
-            let data = &chunk.bytes[at..at + stored as usize];
-            at += stored as usize;
-            if self.done() {
-                return;
-            }
-            let packet = Packet {
-                timestamp: chunk.time,
-                wire_len: wire,
-                data,
-                interface: 0,
-                offset: 0,
-                link_type: sift_pcap::LinkType::EN10MB,
-            };
-            match self.sink.take(&packet) {
-                Ok(Taken::Yes) => self.captured += 1,
-                Ok(Taken::Full) => self.full = true,
-                Err(e) => self.failure = Some(e),
-            }
+/// Gives a chunk's packets to the sink, in order, while it wants them.
+fn take_chunk<S: Sink>(taker: &mut Taker<'_, S>, chunk: &Chunk) {
+    let mut at = 0usize;
+    for &(stored, wire) in &chunk.lens {
+        let data = &chunk.bytes[at..at + stored as usize];
+        at += stored as usize;
+        if !taker.take_bytes(chunk.time, wire, data) {
+            return;
         }
     }
 }

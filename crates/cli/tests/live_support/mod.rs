@@ -237,10 +237,22 @@ pub fn kernel_view(frame: &[u8]) -> Vec<u8> {
 
 /// The packets of `input` that `filter` keeps on a live Ethernet capture, cut to `snaplen`.
 pub fn expected(input: &Path, filter: &str, snaplen: u32) -> Vec<(Vec<u8>, u32)> {
+    kept(input, filter, snaplen, true)
+}
+
+/// The packets of `input` that `filter` keeps at XDP (the frame as sent: XDP runs before the
+/// kernel moves a VLAN tag into metadata), cut to `snaplen`.
+pub fn expected_at_xdp(input: &Path, filter: &str, snaplen: u32) -> Vec<(Vec<u8>, u32)> {
+    kept(input, filter, snaplen, false)
+}
+
+/// The packets `filter` keeps, run on the frame as a socket filter sees it (`socket`: the
+/// outer VLAN tag stripped, Linux extensions on) or as sent.
+fn kept(input: &Path, filter: &str, snaplen: u32, socket: bool) -> Vec<(Vec<u8>, u32)> {
     let resolver = sift_filter::SystemResolver::new();
     let opts = sift_compile::pipeline::Options::new(sift_pcap::LinkType::EN10MB, &resolver)
         .snaplen(snaplen)
-        .linux_ext(true)
+        .linux_ext(socket)
         .optimize(false);
     let validated =
         sift_compile::pipeline::compile(filter, &opts).expect("test filter compiles").program;
@@ -248,7 +260,7 @@ pub fn expected(input: &Path, filter: &str, snaplen: u32) -> Vec<(Vec<u8>, u32)>
     packets(input)
         .into_iter()
         .filter(|(data, wire)| {
-            let view = kernel_view(data);
+            let view = if socket { kernel_view(data) } else { data.clone() };
             let tag = (data.len() - view.len()) as u32;
             interp.run(&view, wire - tag) != 0
         })
@@ -268,24 +280,4 @@ pub fn assert_same_packets(what: &str, got: &[(Vec<u8>, u32)], want: &[(Vec<u8>,
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert!(g == w, "{what}: packet {} differs:\n got {:02x?}\nwant {:02x?}", i + 1, g, w);
     }
-}
-
-/// The packets of `input` that `filter` keeps at XDP (the frame as sent: XDP runs before the
-/// kernel moves a VLAN tag into metadata), cut to `snaplen`.
-pub fn expected_at_xdp(input: &Path, filter: &str, snaplen: u32) -> Vec<(Vec<u8>, u32)> {
-    let resolver = sift_filter::SystemResolver::new();
-    let opts = sift_compile::pipeline::Options::new(sift_pcap::LinkType::EN10MB, &resolver)
-        .snaplen(snaplen)
-        .optimize(false);
-    let validated =
-        sift_compile::pipeline::compile(filter, &opts).expect("test filter compiles").program;
-    let interp = sift_vm::Interpreter::new(&validated);
-    packets(input)
-        .into_iter()
-        .filter(|(data, wire)| interp.run(data, *wire) != 0)
-        .map(|(mut data, wire)| {
-            data.truncate(snaplen as usize);
-            (data, wire)
-        })
-        .collect()
 }
