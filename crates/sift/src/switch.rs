@@ -38,13 +38,17 @@ use sift_diag::Span;
 use sift_flow::rules::print;
 use sift_flow::{
     Action, CacheConfig, Counters, Field, FlowError, FlowKey, FlowTable, FrameMut, NO_RULE,
-    ParseErrors, PortMap, PortNo, Rule, RuleStats, SetField, SlowPath, execute, parse_rule,
-    parse_rules,
+    ParseErrors, PortNo, SetField, SlowPath, execute, parse_rule, parse_rules,
 };
 use sift_xdp::{
     Batch, BindMode, Datapath, Options, Packet, Pipeline, PollMode, PortConfig, PortInfo,
     PortStats, ThreadStats,
 };
+
+/// The rule and port types of the rules this module reads.
+pub use sift_flow::{PortMap, Rule, RuleStats};
+/// How a port's sockets were bound.
+pub use sift_xdp::Bound;
 
 /// How to run the switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,7 +135,7 @@ pub fn load_rules(text: &str, ports: &PortMap) -> Result<Vec<Rule>, ParseErrors>
     }
     let mut errors = Vec::new();
     for (rule, &(line, at, body)) in rules.iter().zip(&lines) {
-        if let Some(message) = refusal(rule, nports, ports) {
+        if let Some((message, help)) = refusal(rule, nports, ports) {
             let col = body.to_ascii_lowercase().find("actions").unwrap_or(0);
             let span = Span::new((at + col) as u32, (at + body.len()) as u32);
             errors.push(FlowError {
@@ -139,11 +143,7 @@ pub fn load_rules(text: &str, ports: &PortMap) -> Result<Vec<Rule>, ParseErrors>
                 column: body[..col].chars().count() as u32 + 1,
                 span,
                 message,
-                help: Some(
-                    "sift-xdp sends each frame once to each port, as its last action leaves it: \
-                     put every rewrite before the first output, each port once"
-                        .into(),
-                ),
+                help: Some(help.into()),
                 aux: None,
             });
         }
@@ -159,8 +159,12 @@ fn rewrites(a: &Action) -> bool {
     }
 }
 
-/// Why the switch cannot carry out `rule`'s actions exactly, if it cannot.
-fn refusal(rule: &Rule, nports: PortNo, ports: &PortMap) -> Option<String> {
+/// The help of a refusal of actions that need a copy of the frame.
+const ONE_COPY: &str = "sift-xdp sends each frame once to each port, as its last action leaves \
+                        it: put every rewrite before the first output, each port once";
+
+/// Why the switch cannot carry out `rule`'s actions exactly, if it cannot, and a help line.
+fn refusal(rule: &Rule, nports: PortNo, ports: &PortMap) -> Option<(String, &'static str)> {
     let acts = rule.actions.as_slice();
     let text = |a: &Action| print::actions(&sift_flow::Actions::new(vec![*a]), ports);
     let out_of_range = |p: PortNo| p == 0 || p > nports;
@@ -168,19 +172,22 @@ fn refusal(rule: &Rule, nports: PortNo, ports: &PortMap) -> Option<String> {
         if let Action::Output(p) | Action::Set(SetField::InPort(p)) = a
             && out_of_range(*p)
         {
-            return Some(format!(
-                "`{}` names port {p}: the switch has ports 1 to {nports}",
-                text(a)
+            return Some((
+                format!("`{}` names port {p}: the switch has ports 1 to {nports}", text(a)),
+                "ports are numbered from 1 in the order they are given",
             ));
         }
     }
     if let Some(first) = acts.iter().position(|a| matches!(a, Action::Output(_) | Action::InPort))
         && let Some(late) = acts[first..].iter().find(|a| rewrites(a))
     {
-        return Some(format!(
-            "`{}` after `{}`: the frame would leave changed by a later action",
-            text(late),
-            text(&acts[first])
+        return Some((
+            format!(
+                "`{}` after `{}`: the frame would leave changed by a later action",
+                text(late),
+                text(&acts[first])
+            ),
+            ONE_COPY,
         ));
     }
     // Every ingress the match allows: does any port get the frame twice?
@@ -202,9 +209,12 @@ fn refusal(rule: &Rule, nports: PortNo, ports: &PortMap) -> Option<String> {
             };
             let bit = 1u64 << ((to - 1) % 64);
             if sent & bit != 0 {
-                return Some(format!(
-                    "a frame from port {in_port} would leave twice by port {}",
-                    print::port(to, ports)
+                return Some((
+                    format!(
+                        "a frame from port {in_port} would leave twice by port {}",
+                        print::port(to, ports)
+                    ),
+                    ONE_COPY,
                 ));
             }
             sent |= bit;
