@@ -104,14 +104,14 @@ fn summary(r: &Report, stats: bool) -> anyhow::Result<()> {
     let c = &r.caches;
     errln!(
         "caches: {} microflow hits, {} megaflow hits, {} misses, {} megaflows installed, {} \
-         evicted, {} invalidated ({} after rule changes)",
+         evicted, {} invalidated; {}",
         c.microflow_hits,
         c.megaflow_hits,
         c.misses,
         c.installed,
         c.evicted,
         c.removed,
-        plural(c.updates, "update", "updates")
+        plural(c.updates, "rule change", "rule changes")
     );
     let mut last = format!(
         "{} in {:.1} s; {} matched no rule",
