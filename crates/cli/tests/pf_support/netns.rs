@@ -242,10 +242,11 @@ impl Tcpdump {
     }
 
     /// Starts tcpdump writing the Ethernet frames `iface` receives (`-Q in`) to `file`;
-    /// returns once it listens.
+    /// returns once it listens. The host must send nothing meanwhile: libpcap drops what it
+    /// sends after the kernel counted it, and [`Tcpdump::stop`] would see a packet missing.
     pub fn start_inbound(ns: &Ns, iface: &str, file: &Path) -> Tcpdump {
-        let args =
-            ["tcpdump", "-i", iface, "-Q", "in", "-n", "-B", "32768", "-w", file.to_str().unwrap()];
+        let file_name = file.to_str().unwrap();
+        let args = ["tcpdump", "-i", iface, "-Q", "in", "-n", "-B", "32768", "-w", file_name];
         let mut proc = Proc::start(ns, &args, None);
         let err = proc.child.stderr.take().unwrap();
         let (tx, stderr) = mpsc::channel();
