@@ -115,9 +115,18 @@ pub struct RunArgs {
     /// Resolve names on this host: `system` (default) or `openbsd`.
     #[arg(long = "host", value_name = "HOST", default_value = "system")]
     host: String,
-    /// Live between two interfaces instead (`--between IF1 IF2`, `-c`).
-    #[command(flatten)]
-    between: crate::pf_run::BetweenArgs,
+    /// Run pf live between two interfaces over AF_XDP instead of replaying a capture (needs
+    /// root; `sift::pf_between`).
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["IF1", "IF2"],
+        conflicts_with_all = ["capture", "passed", "blocked", "log", "states", "in_if", "out_if"]
+    )]
+    between: Option<Vec<String>>,
+    /// With --between: stop after COUNT frames (both ways together).
+    #[arg(short = 'c', value_name = "COUNT", requires = "between")]
+    count: Option<u64>,
 }
 
 /// `sift pf check`
@@ -259,14 +268,14 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
     use sift_firewall::packet::{Direction, Meta};
     use sift_firewall::{Verdict, pflog};
 
-    if let Some(ifs) = &args.between.between {
+    if let Some(ifs) = &args.between {
         let o = crate::pf_run::RunOptions {
             rules: &args.rules,
             host: &args.host,
             define: &args.define,
             verdicts: args.verdicts,
         };
-        return crate::pf_run::run(&o, ifs, args.between.count);
+        return crate::pf_run::run(&o, ifs, args.count);
     }
     let Some(capture) = args.capture.as_deref() else {
         bail!("sift pf run: give -r CAPTURE or --between IF1 IF2");

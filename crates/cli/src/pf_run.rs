@@ -21,23 +21,6 @@ use sift_pf::{Options, pfctl};
 
 use crate::console::{errln, print};
 
-/// `sift pf run --between`'s own options (the rest are `sift pf run`'s).
-#[derive(Debug, clap::Args)]
-pub struct BetweenArgs {
-    /// Run pf live between two interfaces over AF_XDP (needs root) instead of replaying a
-    /// capture.
-    #[arg(
-        long,
-        num_args = 2,
-        value_names = ["IF1", "IF2"],
-        conflicts_with_all = ["capture", "passed", "blocked", "log", "states", "in_if", "out_if"]
-    )]
-    pub between: Option<Vec<String>>,
-    /// With --between: stop after COUNT frames (both ways together).
-    #[arg(short = 'c', value_name = "COUNT", requires = "between")]
-    pub count: Option<u64>,
-}
-
 /// What `sift pf run` passes on.
 pub struct RunOptions<'a> {
     /// The rule set's file.
