@@ -125,7 +125,7 @@ pub struct RunArgs {
     )]
     between: Option<Vec<String>>,
     /// With --between: stop after COUNT frames (both ways together).
-    #[arg(short = 'c', value_name = "COUNT", requires = "between")]
+    #[arg(short = 'c', value_name = "COUNT")]
     count: Option<u64>,
 }
 
@@ -276,6 +276,9 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
             verdicts: args.verdicts,
         };
         return crate::pf_run::run(&o, ifs, args.count);
+    }
+    if args.count.is_some() {
+        bail!("sift pf run: -c COUNT goes with --between IF1 IF2 (a capture is replayed whole)");
     }
     let Some(capture) = args.capture.as_deref() else {
         bail!("sift pf run: give -r CAPTURE or --between IF1 IF2");
