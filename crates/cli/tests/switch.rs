@@ -321,11 +321,11 @@ fn a_rule_change_under_traffic_changes_forwarding_from_then_on() {
     heard_more(&recv, &mut seen, 50);
     let (stats, summary) = switch.stop();
     let dropped = n_packets(&stats, "priority=100,udp,tp_dst=7010 actions=drop");
-    assert!(dropped >= 100, "{dropped} dropped in 0.7 s at 200 a second:\n{stats}");
+    assert!(dropped >= 50, "{dropped} dropped in 0.8 s at up to 200 a second:\n{stats}");
     assert!(n_packets(&stats, "priority=200,udp,in_port=pa,tp_dst=7010 actions=output:pb") >= 50);
     let caches = summary.lines().find(|l| l.starts_with("caches:")).unwrap();
     assert_eq!(counter(caches, "rule changes"), 2, "{summary}");
-    assert!(counter(caches, "microflow hits") > 100, "{summary}");
+    assert!(counter(caches, "microflow hits") > 50, "{summary}");
     // The datagrams that came are in order, with a gap where the drop rule was.
     let nums: Vec<u64> = seen.iter().map(|l| l[5..].parse().unwrap()).collect();
     assert!(nums.windows(2).all(|w| w[0] < w[1]), "{nums:?}");
