@@ -23,10 +23,12 @@ mod live;
 mod pf_bridge;
 mod pf_cmd;
 mod pf_kernel;
+mod pf_run;
 mod plot;
 mod print;
 mod program;
 mod progress;
+mod switch_cmd;
 mod xdp_cmd;
 
 use std::process::ExitCode;
@@ -78,6 +80,9 @@ enum Command {
     /// drops what does not match (needs root).
     #[command(subcommand)]
     Xdp(xdp_cmd::XdpCommand),
+    /// A software switch between AF_XDP ports, forwarding by OpenFlow-style rules with
+    /// microflow and megaflow caches (needs root).
+    Switch(switch_cmd::SwitchArgs),
 }
 
 /// The command line, parsed; `Err`: the exit status after a usage message, help or version.
@@ -125,6 +130,7 @@ fn main() -> ExitCode {
         Some(Command::Pfctl(args)) => pf_cmd::run_pfctl(args),
         Some(Command::Pf(args)) => pf_cmd::run_args(*args),
         Some(Command::Xdp(cmd)) => xdp_cmd::run(cmd),
+        Some(Command::Switch(args)) => switch_cmd::run(args),
         None if cli.live.list => live::list_interfaces(),
         None if cli.live.list_ts_types && cli.dump.read.is_empty() => {
             live::list_time_stamp_types(&cli.live)

@@ -61,7 +61,8 @@ pub struct PfArgs {
 pub enum PfCommand {
     /// Check a rule set; mistakes are shown with the line and a caret under the token.
     Check(CheckArgs),
-    /// Replay a capture through a rule set and its state table: pf's verdict per packet.
+    /// Replay a capture through a rule set and its state table: pf's verdict per packet; or
+    /// with --between IF1 IF2, pf live between two interfaces over AF_XDP (needs root).
     Run(RunArgs),
     /// pf live between two interfaces, as an OpenBSD bridge filters (needs root).
     Bridge(crate::pf_bridge::BridgeArgs),
@@ -82,8 +83,8 @@ pub struct RunArgs {
     #[arg(short = 'f', value_name = "RULES")]
     rules: String,
     /// The capture to replay (pcap or pcapng), in file order.
-    #[arg(short = 'r', value_name = "CAPTURE")]
-    capture: String,
+    #[arg(short = 'r', value_name = "CAPTURE", required_unless_present = "between")]
+    capture: Option<String>,
     /// Write the packets that pass to this capture, as pf sends them on (normalized,
     /// translated, modulated, scrubbed), with the answers `block return` sends.
     #[arg(short = 'w', value_name = "PASSED")]
@@ -114,6 +115,18 @@ pub struct RunArgs {
     /// Resolve names on this host: `system` (default) or `openbsd`.
     #[arg(long = "host", value_name = "HOST", default_value = "system")]
     host: String,
+    /// Run pf live between two interfaces over AF_XDP instead of replaying a capture (needs
+    /// root; `sift::pf_between`).
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["IF1", "IF2"],
+        conflicts_with_all = ["capture", "passed", "blocked", "log", "states", "in_if", "out_if"]
+    )]
+    between: Option<Vec<String>>,
+    /// With --between: stop after COUNT frames (both ways together).
+    #[arg(short = 'c', value_name = "COUNT")]
+    count: Option<u64>,
 }
 
 /// `sift pf check`
@@ -138,7 +151,7 @@ pub(crate) fn host(name: &str) -> anyhow::Result<Box<dyn Host>> {
     }
 }
 
-fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn defines(list: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     list.iter()
         .map(|d| match d.rsplit_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
@@ -255,11 +268,26 @@ fn replay(args: RunArgs) -> anyhow::Result<ExitCode> {
     use sift_firewall::packet::{Direction, Meta};
     use sift_firewall::{Verdict, pflog};
 
+    if let Some(ifs) = &args.between {
+        let o = crate::pf_run::RunOptions {
+            rules: &args.rules,
+            host: &args.host,
+            define: &args.define,
+            verdicts: args.verdicts,
+        };
+        return crate::pf_run::run(&o, ifs, args.count);
+    }
+    if args.count.is_some() {
+        bail!("sift pf run: -c COUNT goes with --between IF1 IF2 (a capture is replayed whole)");
+    }
+    let Some(capture) = args.capture.as_deref() else {
+        bail!("sift pf run: give -r CAPTURE or --between IF1 IF2");
+    };
     let Some(mut fw) = load_firewall(&args.rules, &args.host, &args.define)? else {
         return Ok(ExitCode::FAILURE);
     };
-    let mut reader = sift_pcap::open(std::path::Path::new(&args.capture))
-        .with_context(|| format!("cannot read {}", args.capture))?;
+    let mut reader = sift_pcap::open(std::path::Path::new(capture))
+        .with_context(|| format!("cannot read {capture}"))?;
     let mut passed = None;
     let mut blocked = None;
     let mut log = match &args.log {

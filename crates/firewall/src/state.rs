@@ -768,6 +768,13 @@ impl StateTable {
         self.purge(now, budget)
     }
 
+    /// Whether [`tick`](Self::tick) at `now` would change anything: the clock would move, or
+    /// purge work is still owed. A cache in front of pf that answers packets without calling
+    /// pf skips their ticks, which is exact only while this is false (`sift pf run --between`).
+    pub fn tick_pending(&self, now: u64) -> bool {
+        now > self.clock || self.purge_debt > 0
+    }
+
     /// Examines up to `budget` slots from the purge cursor, removing expired states.
     pub fn purge(&mut self, now: u64, budget: usize) -> usize {
         let mut removed = 0;
@@ -962,5 +969,24 @@ mod tests {
             total += r;
         }
         assert_eq!(total, 99);
+    }
+
+    #[test]
+    fn a_tick_is_pending_while_the_clock_moves_or_purge_work_is_owed() {
+        let mut t = StateTable::default();
+        t.limits_for(None, None);
+        for i in 0..(3 * PURGE_MAX as u128) {
+            t.insert(state(key(i, 2)), 0).unwrap();
+        }
+        assert!(t.tick_pending(1), "the clock would move");
+        t.tick(1);
+        assert!(!t.tick_pending(1) && !t.tick_pending(0));
+        // Ten seconds (the purge interval) owe a walk of the table: three ticks' worth.
+        t.tick(11);
+        assert!(t.tick_pending(11), "purge work owed");
+        t.tick(11);
+        t.tick(11);
+        assert!(!t.tick_pending(11));
+        assert_eq!(t.tick(11), 0);
     }
 }

@@ -18,6 +18,9 @@
 //!   [`live::Sink`];
 //! * [`bench`](mod@bench) and [`diff`]: every engine timed, or compared verdict by verdict, on the same
 //!   packets;
+//! * [`switch`]: a software switch between AF_XDP ports by OpenFlow-style rules, with
+//!   microflow and megaflow caches per queue thread; [`pf_between`]: pf between two AF_XDP
+//!   ports, behind the same caches where a decision provably depends on the flow key alone;
 //! * [`text`]: the files that are not captures (filters, programs, lists of expressions), read
 //!   whole but bounded; [`user`]: root given up once inputs are open (`-Z`).
 //!
@@ -56,6 +59,8 @@ pub mod live;
 pub mod live_xdp;
 pub mod output;
 pub mod parallel;
+pub mod pf_between;
+pub mod switch;
 pub mod text;
 pub mod user;
 

@@ -117,6 +117,30 @@ pub fn veth(a: &Ns, a_if: &str, a_addr: &str, b: &Ns, b_if: &str, b_addr: &str) 
     }
 }
 
+/// Joins `a` and `b` with a veth pair `a_if`–`b_if` without addresses, both ends up, with
+/// transmit checksum offload, TSO, GSO and GRO off (frames cross whole and with complete
+/// checksums, as a datapath that forwards what it reads needs them; needs `ethtool`).
+pub fn veth_plain(a: &Ns, a_if: &str, b: &Ns, b_if: &str) {
+    run_ok(Command::new("ip").args([
+        "link", "add", a_if, "netns", &a.name, "type", "veth", "peer", "name", b_if, "netns",
+        &b.name,
+    ]));
+    for (ns, dev) in [(a, a_if), (b, b_if)] {
+        ns.ok(&["ethtool", "-K", dev, "tx", "off", "tso", "off", "gso", "off", "gro", "off"]);
+        ns.ok(&["ip", "link", "set", dev, "up"]);
+    }
+}
+
+/// The MAC address of `dev` in `ns`.
+pub fn mac_of(ns: &Ns, dev: &str) -> [u8; 6] {
+    let text = ns.ok(&["cat", &format!("/sys/class/net/{dev}/address")]);
+    let mut mac = [0u8; 6];
+    for (m, part) in mac.iter_mut().zip(text.trim().split(':')) {
+        *m = u8::from_str_radix(part, 16).expect("a MAC address");
+    }
+    mac
+}
+
 /// A program running in a namespace, killed if still running when dropped.
 pub struct Proc {
     child: Child,
@@ -217,6 +241,34 @@ impl Tcpdump {
         Tcpdump { proc, stderr, file: file.to_path_buf() }
     }
 
+    /// Starts tcpdump writing the Ethernet frames `iface` receives (`-Q in`) to `file`;
+    /// returns once it listens. The host must send nothing meanwhile: libpcap drops what it
+    /// sends after the kernel counted it, and [`Tcpdump::stop`] would see a packet missing.
+    pub fn start_inbound(ns: &Ns, iface: &str, file: &Path) -> Tcpdump {
+        let file_name = file.to_str().unwrap();
+        let args = ["tcpdump", "-i", iface, "-Q", "in", "-n", "-B", "32768", "-w", file_name];
+        let mut proc = Proc::start(ns, &args, None);
+        let err = proc.child.stderr.take().unwrap();
+        let (tx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match stderr.recv_timeout(left) {
+                Ok(l) if l.contains("listening on") => break,
+                Ok(_) => {}
+                Err(_) => panic!("tcpdump did not start listening"),
+            }
+        }
+        Tcpdump { proc, stderr, file: file.to_path_buf() }
+    }
+
     /// Stops the capture once the kernel has handed over every packet (tcpdump's ring hands a
     /// block over after at most its 1 s timeout), and checks that none was dropped.
     pub fn stop(mut self) -> PathBuf {
@@ -240,4 +292,132 @@ impl Tcpdump {
         assert_eq!(captured, received, "tcpdump did not write every packet: {lines:?}");
         self.file.clone()
     }
+}
+
+/// A long-running command in a namespace (`sift switch`, `sift pf run --between`) whose
+/// standard output and error lines are collected as they come; killed on drop if running.
+pub struct Daemon {
+    child: Child,
+    what: String,
+    out: mpsc::Receiver<String>,
+    err: mpsc::Receiver<String>,
+    /// Standard error so far.
+    pub stderr: Vec<String>,
+}
+
+fn lines_of(r: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Daemon {
+    /// Starts `args` in `ns` and waits (at most 20 s) for a line of standard error that starts
+    /// with `ready`.
+    pub fn start(ns: &Ns, args: &[&str], ready: &str) -> Daemon {
+        let mut child = ns
+            .cmd(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let out = lines_of(child.stdout.take().unwrap());
+        let err = lines_of(child.stderr.take().unwrap());
+        let mut d = Daemon { child, what: format!("{args:?}"), out, err, stderr: Vec::new() };
+        d.wait_stderr(|l| l.starts_with(ready), 20);
+        d
+    }
+
+    /// Waits (at most `secs`) for a line of standard error that `want` accepts; returns it.
+    pub fn wait_stderr(&mut self, want: impl Fn(&str) -> bool, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.err.recv_timeout(left) {
+                Ok(l) => {
+                    self.stderr.push(l.clone());
+                    if want(&l) {
+                        return l;
+                    }
+                }
+                Err(_) => panic!("{}: the line awaited did not come: {:?}", self.what, self.stderr),
+            }
+        }
+    }
+
+    /// Sends signal `sig` (`HUP`, `INT`…).
+    pub fn signal(&self, sig: &str) {
+        run_ok(Command::new("kill").args([&format!("-{sig}"), &self.child.id().to_string()]));
+    }
+
+    /// Stops it with SIGINT (it must end successfully within 10 s); returns its standard
+    /// output and its whole standard error.
+    pub fn stop(mut self) -> (String, String) {
+        self.signal("INT");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "{} did not stop on SIGINT", self.what);
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        self.stderr.extend(self.err.iter());
+        let stderr = self.stderr.join("\n");
+        assert!(status.success(), "{}: {status}: {stderr}", self.what);
+        let stdout: Vec<String> = self.out.iter().collect();
+        (stdout.join("\n"), stderr)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Writes Ethernet `frames` to a pcap file (for `sift inject`).
+pub fn write_frames(path: &Path, frames: &[Vec<u8>]) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = sift_pcap::PcapWriter::new(
+        std::io::BufWriter::new(f),
+        sift_pcap::LinkType::EN10MB,
+        0,
+        65535,
+        sift_pcap::Precision::Micro,
+    )
+    .unwrap();
+    for (i, fr) in frames.iter().enumerate() {
+        let ts = sift_pcap::Timestamp::new(1_700_000_000 + i as u64 / 1000, 0);
+        w.write(ts, fr.len() as u32, fr).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// The frames of a capture file, in order.
+pub fn read_frames(path: &Path) -> Vec<Vec<u8>> {
+    let mut r = sift_pcap::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet().unwrap() {
+        out.push(p.data.to_vec());
+    }
+    out
+}
+
+/// Sends `frames` into `dev` of `ns` with `sift inject`, at `rate` frames a second.
+pub fn inject(ns: &Ns, dev: &str, frames: &[Vec<u8>], dir: &Path, rate: u32) {
+    let file = dir.join(format!("inject-{dev}-{}.pcap", frames.len()));
+    write_frames(&file, frames);
+    let sift = env!("CARGO_BIN_EXE_sift");
+    ns.ok(&[sift, "inject", "-i", dev, "-r", file.to_str().unwrap(), "--rate", &rate.to_string()]);
 }
