@@ -24,7 +24,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pf_support::netns::{Daemon, Ns, Tcpdump, available, inject, mac_of, read_frames, veth_plain};
+use pf_support::netns::{Daemon, Ns, Tcpdump, TwoHosts, available, inject, read_frames};
 use pf_support::packets::{TcpSpec, flags, tcp, udp};
 use sift_firewall::{Firewall, Settings, between};
 use sift_pf::host::FixtureHost;
@@ -37,28 +37,9 @@ fn can_run() -> bool {
     available(&["ip", "tcpdump", "python3", "ethtool"])
 }
 
-/// Host A, host B and the namespace between them, static neighbours on the hosts.
-struct Net {
-    a: Ns,
-    b: Ns,
-    mid: Ns,
-    mac_a: [u8; 6],
-}
+type Net = TwoHosts;
 
-impl Net {
-    fn new() -> Net {
-        let (a, b, mid) = (Ns::new("pfra"), Ns::new("pfrb"), Ns::new("pfrm"));
-        veth_plain(&a, "a0", &mid, "pa");
-        veth_plain(&b, "b0", &mid, "pb");
-        a.ok(&["ip", "addr", "add", "10.88.0.1/24", "dev", "a0"]);
-        b.ok(&["ip", "addr", "add", "10.88.0.2/24", "dev", "b0"]);
-        let (mac_a, mac_b) = (mac_of(&a, "a0"), mac_of(&b, "b0"));
-        let hex = |m: [u8; 6]| m.map(|b| format!("{b:02x}")).join(":");
-        a.ok(&["ip", "neigh", "replace", "10.88.0.2", "lladdr", &hex(mac_b), "dev", "a0"]);
-        b.ok(&["ip", "neigh", "replace", "10.88.0.1", "lladdr", &hex(mac_a), "dev", "b0"]);
-        Net { a, b, mid, mac_a }
-    }
-
+impl TwoHosts {
     /// `sift pf run --between pa pb` with `rules` (`$A`, `$B`: the ports), verdicts printed.
     fn pf(&self, rules: &Path) -> Daemon {
         let sift = env!("CARGO_BIN_EXE_sift");
@@ -180,7 +161,7 @@ fn wall_clock() -> u64 {
 /// Injects the frames through `sift pf run` with `rules`; checks every verdict line and what
 /// arrived at B against `between::judge` on a firewall of the same rules. Returns pf's summary.
 fn verdicts_match(rules_text: &str) -> String {
-    let net = Net::new();
+    let net = Net::new("pfr");
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("pf.conf");
     std::fs::write(&rules, rules_text).unwrap();
@@ -327,7 +308,7 @@ fn a_tcp_session_works_through_keep_state_and_survives_a_reload() {
     if !can_run() {
         return;
     }
-    let net = Net::new();
+    let net = Net::new("pfr");
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("pf.conf");
     std::fs::write(&rules, "block all\npass proto tcp to port 8000 keep state\n").unwrap();

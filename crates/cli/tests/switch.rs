@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use pf_support::netns::{Daemon, Ns, Tcpdump, available, inject, mac_of, read_frames, veth_plain};
+use pf_support::netns::{Daemon, Ns, Tcpdump, TwoHosts, available, inject, read_frames};
 use pf_support::packets::udp;
 
 const A: Ipv4Addr = Ipv4Addr::new(10, 88, 0, 1);
@@ -65,34 +65,15 @@ fn can_run() -> bool {
     available(&["ip", "tcpdump", "python3", "ethtool"])
 }
 
-/// Host A, host B, the switch between them; static neighbours on the hosts.
-struct Net {
-    a: Ns,
-    b: Ns,
-    sw: Ns,
-    mac_a: [u8; 6],
-    mac_b: [u8; 6],
-}
+/// Host A, host B, the switch between them (`mid`).
+type Net = TwoHosts;
 
-impl Net {
-    fn new() -> Net {
-        let (a, b, sw) = (Ns::new("swha"), Ns::new("swhb"), Ns::new("swsw"));
-        veth_plain(&a, "a0", &sw, "pa");
-        veth_plain(&b, "b0", &sw, "pb");
-        a.ok(&["ip", "addr", "add", "10.88.0.1/24", "dev", "a0"]);
-        b.ok(&["ip", "addr", "add", "10.88.0.2/24", "dev", "b0"]);
-        let (mac_a, mac_b) = (mac_of(&a, "a0"), mac_of(&b, "b0"));
-        let hex = |m: [u8; 6]| m.map(|b| format!("{b:02x}")).join(":");
-        a.ok(&["ip", "neigh", "replace", "10.88.0.2", "lladdr", &hex(mac_b), "dev", "a0"]);
-        b.ok(&["ip", "neigh", "replace", "10.88.0.1", "lladdr", &hex(mac_a), "dev", "b0"]);
-        Net { a, b, sw, mac_a, mac_b }
-    }
-
+impl TwoHosts {
     fn switch(&self, flows: &Path) -> Daemon {
         let sift = env!("CARGO_BIN_EXE_sift");
         let f = flows.to_str().unwrap();
         Daemon::start(
-            &self.sw,
+            &self.mid,
             &[sift, "switch", "-p", "pa", "-p", "pb", "-f", f, "--stats", "--copy"],
             "sift: switch: listening on pa (port 1), pb (port 2)",
         )
@@ -185,7 +166,7 @@ fn forwards_exactly_what_its_rules_say() {
     if !can_run() {
         return;
     }
-    let net = Net::new();
+    let net = Net::new("sw");
     let dir = tempfile::tempdir().unwrap();
     let flows = dir.path().join("switch.flows");
     let mac_b = hex_mac(net.mac_b);
@@ -289,7 +270,7 @@ fn a_rule_change_under_traffic_changes_forwarding_from_then_on() {
     if !can_run() {
         return;
     }
-    let net = Net::new();
+    let net = Net::new("sw");
     let dir = tempfile::tempdir().unwrap();
     let flows = dir.path().join("switch.flows");
     let forward =

@@ -219,7 +219,12 @@ impl Tcpdump {
             file.to_str().unwrap(),
             filter,
         ];
-        let mut proc = Proc::start(ns, &args, None);
+        Tcpdump::launch(ns, &args, file)
+    }
+
+    /// Starts tcpdump with `args` (writing `file`) and waits for its "listening on" line.
+    fn launch(ns: &Ns, args: &[&str], file: &Path) -> Tcpdump {
+        let mut proc = Proc::start(ns, args, None);
         let err = proc.child.stderr.take().unwrap();
         let (tx, stderr) = mpsc::channel();
         std::thread::spawn(move || {
@@ -247,26 +252,7 @@ impl Tcpdump {
     pub fn start_inbound(ns: &Ns, iface: &str, file: &Path) -> Tcpdump {
         let file_name = file.to_str().unwrap();
         let args = ["tcpdump", "-i", iface, "-Q", "in", "-n", "-B", "32768", "-w", file_name];
-        let mut proc = Proc::start(ns, &args, None);
-        let err = proc.child.stderr.take().unwrap();
-        let (tx, stderr) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match stderr.recv_timeout(left) {
-                Ok(l) if l.contains("listening on") => break,
-                Ok(_) => {}
-                Err(_) => panic!("tcpdump did not start listening"),
-            }
-        }
-        Tcpdump { proc, stderr, file: file.to_path_buf() }
+        Tcpdump::launch(ns, &args, file)
     }
 
     /// Stops the capture once the kernel has handed over every packet (tcpdump's ring hands a
@@ -420,4 +406,36 @@ pub fn inject(ns: &Ns, dev: &str, frames: &[Vec<u8>], dir: &Path, rate: u32) {
     write_frames(&file, frames);
     let sift = env!("CARGO_BIN_EXE_sift");
     ns.ok(&[sift, "inject", "-i", dev, "-r", file.to_str().unwrap(), "--rate", &rate.to_string()]);
+}
+
+/// Host A (`a0`, 10.88.0.1) and host B (`b0`, 10.88.0.2), each joined by a veth pair to the
+/// namespace between them (its ends `pa` and `pb`), with static neighbours on the hosts.
+pub struct TwoHosts {
+    /// Host A.
+    pub a: Ns,
+    /// Host B.
+    pub b: Ns,
+    /// The namespace between them.
+    pub mid: Ns,
+    /// A's MAC address.
+    pub mac_a: [u8; 6],
+    /// B's MAC address.
+    pub mac_b: [u8; 6],
+}
+
+impl TwoHosts {
+    /// The three namespaces, named with `tag`.
+    pub fn new(tag: &str) -> TwoHosts {
+        let (a, b, mid) =
+            (Ns::new(&format!("{tag}a")), Ns::new(&format!("{tag}b")), Ns::new(&format!("{tag}m")));
+        veth_plain(&a, "a0", &mid, "pa");
+        veth_plain(&b, "b0", &mid, "pb");
+        a.ok(&["ip", "addr", "add", "10.88.0.1/24", "dev", "a0"]);
+        b.ok(&["ip", "addr", "add", "10.88.0.2/24", "dev", "b0"]);
+        let (mac_a, mac_b) = (mac_of(&a, "a0"), mac_of(&b, "b0"));
+        let hex = |m: [u8; 6]| m.map(|b| format!("{b:02x}")).join(":");
+        a.ok(&["ip", "neigh", "replace", "10.88.0.2", "lladdr", &hex(mac_b), "dev", "a0"]);
+        b.ok(&["ip", "neigh", "replace", "10.88.0.1", "lladdr", &hex(mac_a), "dev", "b0"]);
+        TwoHosts { a, b, mid, mac_a, mac_b }
+    }
 }
