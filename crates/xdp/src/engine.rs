@@ -31,7 +31,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use sift_sys::xsk::{self, Desc, Umem};
 use sift_sys::{iface, time};
@@ -614,7 +614,8 @@ impl<P: Pipeline> Worker<P> {
         }
         bump(&x.counters.rx_packets, u64::from(n));
         bump(&x.counters.rx_bytes, bytes);
-        self.pipeline.process(&mut Batch::new(p, self.queue, &mut x.umem, metas));
+        let now = SystemTime::now();
+        self.pipeline.process(&mut Batch::new(p, self.queue, now, &mut x.umem, metas));
         self.execute(p);
         self.flush();
         n
