@@ -24,8 +24,9 @@
 //!   by the veth ring: `vb1`'s `tx_dropped`; the socket's `XDP_STATISTICS`; what is left is
 //!   "other": dropped before the socket without a counter); for `l2fwd` the frames sent back
 //!   (COMPLETION) and their rate; the CPU time per received frame of the datapath's thread
-//!   and of the generator's (which also runs the veth's receive path: XDP and the copy into
-//!   the UMEM). The last line, `RESULT …`, is for scripts (`benches/afxdp-steps.sh`).
+//!   (spinning in PMD mode, so also the time of its rounds that received frames: its own cost
+//!   per frame) and of the generator's (which also runs the veth's receive path: XDP and the
+//!   copy into the UMEM). The last line, `RESULT …`, is for scripts (`benches/afxdp-steps.sh`).
 //!
 //! Do not run it while building or testing: it measures a shared machine.
 
@@ -175,12 +176,14 @@ struct Snapshot {
     port: PortStats,
     peer: LinkStats,
     pmd_cpu: u64,
+    pmd_busy: u64,
 }
 
 fn snapshot(dp: &Datapath) -> Result<Snapshot, String> {
     let port = dp.stats().into_iter().next().unwrap_or_default();
     let pmd_cpu = dp.threads().iter().map(|t| t.cpu_ns).sum();
-    Ok(Snapshot { port, peer: link_stats(PEER)?, pmd_cpu })
+    let pmd_busy = dp.threads().iter().map(|t| t.busy_ns).sum();
+    Ok(Snapshot { port, peer: link_stats(PEER)?, pmd_cpu, pmd_busy })
 }
 
 fn describe(a: &Args) -> String {
@@ -252,6 +255,10 @@ fn run(a: &Args) -> Result<(), String> {
     let back = after.peer.rx_packets - before.peer.rx_packets;
     let per = |ns: u64| if rx == 0 { 0.0 } else { ns as f64 / rx as f64 };
     let pmd_ns = per(after.pmd_cpu - before.pmd_cpu);
+    let busy_ns = per(after.pmd_busy - before.pmd_busy);
+    // What the datapath itself costs per frame: its CPU time when it sleeps between batches
+    // (poll), the time of its rounds that did work when it spins (PMD).
+    let work_ns = if a.opts.poll == PollMode::Poll { pmd_ns } else { busy_ns };
     let gen_ns = per(gen_cpu);
     println!("xdpsock {} ({bound:?} mode): {sent} frames of {} bytes", describe(a), frame.len());
     println!("  generator  {:>10.2} Mfps ({gen_secs:.2} s)", sent as f64 / gen_secs / 1e6);
@@ -271,9 +278,13 @@ fn run(a: &Args) -> Result<(), String> {
             d(|s| s.drop_no_frame)
         );
     }
-    println!("  CPU        {pmd_ns:>10.1} ns/frame datapath thread, {gen_ns:.1} generator+kernel");
     println!(
-        "RESULT rx_mpps={:.3} fwd_mpps={:.3} gen_mfps={:.3} lost={} pmd_ns={pmd_ns:.1} gen_ns={gen_ns:.1}",
+        "  CPU        {pmd_ns:>10.1} ns/frame datapath thread ({busy_ns:.1} in rounds that \
+         received), {gen_ns:.1} generator+kernel"
+    );
+    println!(
+        "RESULT rx_mpps={:.3} fwd_mpps={:.3} gen_mfps={:.3} lost={} pmd_ns={pmd_ns:.1} \
+         busy_ns={busy_ns:.1} work_ns={work_ns:.1} gen_ns={gen_ns:.1}",
         rx as f64 / secs / 1e6,
         fwd as f64 / secs / 1e6,
         sent as f64 / gen_secs / 1e6,
