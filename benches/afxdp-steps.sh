@@ -14,22 +14,26 @@
 #   7 batch 64                sift's default
 #   baseline                  xdpsock's loop on the same rings
 #
-# Each figure is the median of REPEAT runs (3 by default). "Mpps" is frames received (rxdrop)
-# or sent back (l2fwd) per second, "% base" its share of the baseline's. The generator is the
-# kernel's live-frames test run on the same two CPUs, and in copy mode on veth it does the
-# expensive part of receiving (XDP and the copy into the UMEM), so rxdrop's Mpps is mostly its
-# rate (last column). What each design costs by itself is "ns/pkt": the datapath thread's own
-# time per frame (in PMD mode, the time of its rounds that received frames; with poll(), its CPU
-# time, as it sleeps between batches). l2fwd's rate is bounded by the datapath thread, which
-# also runs the kernel's copy-mode transmission (one socket buffer per frame) in its sendto
-# calls. Needs root; runs in a private network namespace. Do not run it while building or
-# testing.
+# The generator hands the kernel 256 frames per test-run batch (they reach the socket's RX
+# ring together, so the datapath's batches are full more often). Each figure is the best of
+# REPEAT runs (5 by default; the runs go round the steps, so that a burst of other work on the
+# machine hits every step alike): interference only slows a run down.
 #
-#   benches/afxdp-steps.sh [FRAMES [REPEAT]]    # frames per run, default 3000000; runs, 3
+# "Mpps" is frames received (rxdrop) or sent back (l2fwd) per second, "% base" its share of the
+# baseline's. The generator is the kernel's live-frames test run on the same two CPUs, and in
+# copy mode on veth it does the expensive part of receiving (XDP and the copy into the UMEM,
+# some 300 ns a frame), so rxdrop's Mpps is the generator's rate (last column), whatever the
+# datapath does. What each design costs by itself is "ns/pkt": the datapath thread's own time
+# per frame (in PMD mode, the time of its rounds that received frames; with poll(), its CPU
+# time, as it sleeps between batches). l2fwd's rate is bounded by the datapath thread, which
+# also runs the kernel's copy-mode transmission (a socket buffer per frame) in its sendto calls.
+# Needs root; runs in a private network namespace. Do not run it while building or testing.
+#
+#   benches/afxdp-steps.sh [FRAMES [REPEAT]]    # frames per run, default 2000000; runs, 5
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-frames=${1:-3000000}
-repeat=${2:-3}
+frames=${1:-2000000}
+repeat=${2:-5}
 cargo build --release -q -p sift-xdp --example xdpsock
 xdpsock=${CARGO_TARGET_DIR:-$PWD/target}/release/examples/xdpsock
 
@@ -46,29 +50,27 @@ steps=(
 
 # One run of a mode: its RESULT line's fields.
 run_once() {
-    "$xdpsock" "$1" --frames "$frames" $2 | grep '^RESULT' || echo "RESULT failed=1"
+    "$xdpsock" "$1" --frames "$frames" --gen-batch 256 $2 | grep '^RESULT' || echo "RESULT failed=1"
 }
 
 declare -A result
-for step in "${steps[@]}"; do
-    name=${step%%|*}
-    flags=${step#*|}
-    for mode in rxdrop l2fwd; do
-        runs=""
-        for _ in $(seq "$repeat"); do
-            runs+="$(run_once "$mode" "$flags");"
+for _ in $(seq "$repeat"); do
+    for step in "${steps[@]}"; do
+        name=${step%%|*}
+        flags=${step#*|}
+        for mode in rxdrop l2fwd; do
+            result[$name/$mode]+="$(run_once "$mode" "$flags");"
         done
-        result[$name/$mode]=$runs
     done
 done
 
 python3 - "$frames" "$repeat" <<PY
-import statistics, sys
+import sys
 frames, repeat = int(sys.argv[1]), int(sys.argv[2])
 rows = """$(for step in "${steps[@]}"; do name=${step%%|*}; echo "$name|${result[$name/rxdrop]}|${result[$name/l2fwd]}"; done)""".strip().split("\n")
 
 def parse(runs, rate):
-    """The median rate, work ns/pkt and generator rate of a mode's runs ("-" when none ran)."""
+    """The best rate, work ns/pkt and generator rate of a mode's runs (None when none ran)."""
     vals = {"rate": [], "work": [], "gen": []}
     for line in filter(None, runs.split(";")):
         f = dict(kv.split("=") for kv in line.split()[1:])
@@ -77,7 +79,8 @@ def parse(runs, rate):
         vals["rate"].append(float(f[rate]))
         vals["work"].append(float(f["work_ns"]))
         vals["gen"].append(float(f["gen_mfps"]))
-    return {k: statistics.median(v) if v else None for k, v in vals.items()}
+    best = {"rate": max, "work": min, "gen": max}
+    return {k: best[k](v) if v else None for k, v in vals.items()}
 
 table = []
 for row in rows:
@@ -91,7 +94,7 @@ def num(v, fmt):
 def pct(v, b):
     return "-" if v is None or not b else f"{100 * v / b:.0f}%"
 
-print(f"AF_XDP optimisation steps: veth, copy mode, {frames} frames of 60 bytes per run, median of {repeat}")
+print(f"AF_XDP optimisation steps: veth, copy mode, {frames} frames of 60 bytes per run, best of {repeat}")
 print(f"{'step':<24} {'rxdrop Mpps':>11} {'% base':>6} {'ns/pkt':>7} {'l2fwd Mpps':>10} {'% base':>6} {'ns/pkt':>7} {'gen Mfps':>8}")
 for name, rx, fwd in table:
     print(

@@ -8,12 +8,13 @@
 //! cargo run --release -p sift-xdp --example xdpsock -- [rxdrop|l2fwd] [--baseline]
 //!     [--frames N] [--poll] [--batch N] [--pool stack|ring|list|mutex]
 //!     [--meta array|alloc|inline] [--kick every|N] [--no-need-wakeup] [--copy|--zerocopy]
-//!     [--generic]
+//!     [--generic] [--gen-batch N]
 //! ```
 //!
 //! * The port is `vb0` of a veth pair `vb0`/`vb1` (one queue each). The traffic is one 60-byte
 //!   UDP frame sent `--frames` times (5,000,000 by default) out of `vb1` into `vb0` by the
-//!   kernel's live-frames generator ([`sift_kernel::livegen`], 64 frames a test-run batch),
+//!   kernel's live-frames generator ([`sift_kernel::livegen`], `--gen-batch` frames a test-run
+//!   batch, 64 by default: they reach the socket's RX ring together),
 //!   run on the main thread; the datapath's thread polls `vb0`'s socket.
 //! * `rxdrop`: the pipeline reads each packet's Ethernet header and drops it (the seed's
 //!   single drop rule). `l2fwd`: it swaps the MAC addresses and sends the packet back out of
@@ -58,11 +59,12 @@ struct Args {
     bind: BindMode,
     need_wakeup: bool,
     xdp_mode: XdpMode,
+    gen_batch: u32,
 }
 
 const USAGE: &str = "usage: xdpsock [rxdrop|l2fwd] [--baseline] [--frames N] [--poll] [--batch N] \
     [--pool stack|ring|list|mutex] [--meta array|alloc|inline] [--kick every|N] \
-    [--no-need-wakeup] [--copy|--zerocopy] [--generic]";
+    [--no-need-wakeup] [--copy|--zerocopy] [--generic] [--gen-batch N]";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -73,6 +75,7 @@ fn parse_args() -> Result<Args, String> {
         bind: BindMode::Auto,
         need_wakeup: true,
         xdp_mode: XdpMode::Native,
+        gen_batch: livegen::BATCH,
     };
     let mut args = std::env::args().skip(1);
     let number = |flag: &str, v: Option<String>| -> Result<u32, String> {
@@ -106,6 +109,7 @@ fn parse_args() -> Result<Args, String> {
             "--copy" => a.bind = BindMode::Copy,
             "--zerocopy" => a.bind = BindMode::ZeroCopy,
             "--generic" => a.xdp_mode = XdpMode::Generic,
+            "--gen-batch" => a.gen_batch = number("--gen-batch", args.next())?,
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown argument {arg:?} (see --help)")),
         }
@@ -229,12 +233,12 @@ fn run(a: &Args) -> Result<(), String> {
             return Err(format!("no frame reached the socket on {PORT} in 10 s"));
         }
     }
-    generator.send(&frame, a.frames / 20, livegen::BATCH).map_err(|e| e.to_string())?;
+    generator.send(&frame, a.frames / 20, a.gen_batch).map_err(|e| e.to_string())?;
     settle(&dp);
     let before = snapshot(&dp)?;
     let gen_cpu0 = time::thread_cpu_ns();
     let start = Instant::now();
-    generator.send(&frame, a.frames, livegen::BATCH).map_err(|e| format!("generator: {e}"))?;
+    generator.send(&frame, a.frames, a.gen_batch).map_err(|e| format!("generator: {e}"))?;
     let gen_secs = start.elapsed().as_secs_f64();
     let gen_cpu = time::thread_cpu_ns() - gen_cpu0;
     let last = settle(&dp);
