@@ -8,12 +8,13 @@
 //! cargo run --release -p sift-xdp --example xdpsock -- [rxdrop|l2fwd] [--baseline]
 //!     [--frames N] [--poll] [--batch N] [--pool stack|ring|list|mutex]
 //!     [--meta array|alloc|inline] [--kick every|N] [--no-need-wakeup] [--copy|--zerocopy]
-//!     [--generic]
+//!     [--generic] [--gen-batch N]
 //! ```
 //!
 //! * The port is `vb0` of a veth pair `vb0`/`vb1` (one queue each). The traffic is one 60-byte
 //!   UDP frame sent `--frames` times (5,000,000 by default) out of `vb1` into `vb0` by the
-//!   kernel's live-frames generator ([`sift_kernel::livegen`], 64 frames a test-run batch),
+//!   kernel's live-frames generator ([`sift_kernel::livegen`], `--gen-batch` frames a test-run
+//!   batch, 64 by default: they reach the socket's RX ring together),
 //!   run on the main thread; the datapath's thread polls `vb0`'s socket.
 //! * `rxdrop`: the pipeline reads each packet's Ethernet header and drops it (the seed's
 //!   single drop rule). `l2fwd`: it swaps the MAC addresses and sends the packet back out of
@@ -24,8 +25,9 @@
 //!   by the veth ring: `vb1`'s `tx_dropped`; the socket's `XDP_STATISTICS`; what is left is
 //!   "other": dropped before the socket without a counter); for `l2fwd` the frames sent back
 //!   (COMPLETION) and their rate; the CPU time per received frame of the datapath's thread
-//!   and of the generator's (which also runs the veth's receive path: XDP and the copy into
-//!   the UMEM). The last line, `RESULT …`, is for scripts (`benches/afxdp-steps.sh`).
+//!   (spinning in PMD mode, so also the time of its rounds that received frames: its own cost
+//!   per frame) and of the generator's (which also runs the veth's receive path: XDP and the
+//!   copy into the UMEM). The last line, `RESULT …`, is for scripts (`benches/afxdp-steps.sh`).
 //!
 //! Do not run it while building or testing: it measures a shared machine.
 
@@ -57,11 +59,12 @@ struct Args {
     bind: BindMode,
     need_wakeup: bool,
     xdp_mode: XdpMode,
+    gen_batch: u32,
 }
 
 const USAGE: &str = "usage: xdpsock [rxdrop|l2fwd] [--baseline] [--frames N] [--poll] [--batch N] \
     [--pool stack|ring|list|mutex] [--meta array|alloc|inline] [--kick every|N] \
-    [--no-need-wakeup] [--copy|--zerocopy] [--generic]";
+    [--no-need-wakeup] [--copy|--zerocopy] [--generic] [--gen-batch N]";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -72,6 +75,7 @@ fn parse_args() -> Result<Args, String> {
         bind: BindMode::Auto,
         need_wakeup: true,
         xdp_mode: XdpMode::Native,
+        gen_batch: livegen::BATCH,
     };
     let mut args = std::env::args().skip(1);
     let number = |flag: &str, v: Option<String>| -> Result<u32, String> {
@@ -105,6 +109,7 @@ fn parse_args() -> Result<Args, String> {
             "--copy" => a.bind = BindMode::Copy,
             "--zerocopy" => a.bind = BindMode::ZeroCopy,
             "--generic" => a.xdp_mode = XdpMode::Generic,
+            "--gen-batch" => a.gen_batch = number("--gen-batch", args.next())?,
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown argument {arg:?} (see --help)")),
         }
@@ -175,12 +180,14 @@ struct Snapshot {
     port: PortStats,
     peer: LinkStats,
     pmd_cpu: u64,
+    pmd_busy: u64,
 }
 
 fn snapshot(dp: &Datapath) -> Result<Snapshot, String> {
     let port = dp.stats().into_iter().next().unwrap_or_default();
     let pmd_cpu = dp.threads().iter().map(|t| t.cpu_ns).sum();
-    Ok(Snapshot { port, peer: link_stats(PEER)?, pmd_cpu })
+    let pmd_busy = dp.threads().iter().map(|t| t.busy_ns).sum();
+    Ok(Snapshot { port, peer: link_stats(PEER)?, pmd_cpu, pmd_busy })
 }
 
 fn describe(a: &Args) -> String {
@@ -226,12 +233,12 @@ fn run(a: &Args) -> Result<(), String> {
             return Err(format!("no frame reached the socket on {PORT} in 10 s"));
         }
     }
-    generator.send(&frame, a.frames / 20, livegen::BATCH).map_err(|e| e.to_string())?;
+    generator.send(&frame, a.frames / 20, a.gen_batch).map_err(|e| e.to_string())?;
     settle(&dp);
     let before = snapshot(&dp)?;
     let gen_cpu0 = time::thread_cpu_ns();
     let start = Instant::now();
-    generator.send(&frame, a.frames, livegen::BATCH).map_err(|e| format!("generator: {e}"))?;
+    generator.send(&frame, a.frames, a.gen_batch).map_err(|e| format!("generator: {e}"))?;
     let gen_secs = start.elapsed().as_secs_f64();
     let gen_cpu = time::thread_cpu_ns() - gen_cpu0;
     let last = settle(&dp);
@@ -252,6 +259,10 @@ fn run(a: &Args) -> Result<(), String> {
     let back = after.peer.rx_packets - before.peer.rx_packets;
     let per = |ns: u64| if rx == 0 { 0.0 } else { ns as f64 / rx as f64 };
     let pmd_ns = per(after.pmd_cpu - before.pmd_cpu);
+    let busy_ns = per(after.pmd_busy - before.pmd_busy);
+    // What the datapath itself costs per frame: its CPU time when it sleeps between batches
+    // (poll), the time of its rounds that did work when it spins (PMD).
+    let work_ns = if a.opts.poll == PollMode::Poll { pmd_ns } else { busy_ns };
     let gen_ns = per(gen_cpu);
     println!("xdpsock {} ({bound:?} mode): {sent} frames of {} bytes", describe(a), frame.len());
     println!("  generator  {:>10.2} Mfps ({gen_secs:.2} s)", sent as f64 / gen_secs / 1e6);
@@ -271,9 +282,13 @@ fn run(a: &Args) -> Result<(), String> {
             d(|s| s.drop_no_frame)
         );
     }
-    println!("  CPU        {pmd_ns:>10.1} ns/frame datapath thread, {gen_ns:.1} generator+kernel");
     println!(
-        "RESULT rx_mpps={:.3} fwd_mpps={:.3} gen_mfps={:.3} lost={} pmd_ns={pmd_ns:.1} gen_ns={gen_ns:.1}",
+        "  CPU        {pmd_ns:>10.1} ns/frame datapath thread ({busy_ns:.1} in rounds that \
+         received), {gen_ns:.1} generator+kernel"
+    );
+    println!(
+        "RESULT rx_mpps={:.3} fwd_mpps={:.3} gen_mfps={:.3} lost={} pmd_ns={pmd_ns:.1} \
+         busy_ns={busy_ns:.1} work_ns={work_ns:.1} gen_ns={gen_ns:.1}",
         rx as f64 / secs / 1e6,
         fwd as f64 / secs / 1e6,
         sent as f64 / gen_secs / 1e6,

@@ -15,6 +15,8 @@
 //!
 //! The pipeline reads and changes packets through [`Packet`], which is the same in every mode.
 
+use std::time::SystemTime;
+
 use sift_sys::xsk::Umem;
 
 /// A port's index in the datapath's list of ports (below 64: a packet's outputs are a bit set).
@@ -170,6 +172,7 @@ impl Metas {
 pub struct Batch<'a> {
     in_port: PortId,
     queue: u32,
+    received: SystemTime,
     umem: &'a mut Umem,
     metas: &'a mut Metas,
 }
@@ -178,10 +181,17 @@ impl<'a> Batch<'a> {
     pub(crate) fn new(
         in_port: PortId,
         queue: u32,
+        received: SystemTime,
         umem: &'a mut Umem,
         metas: &'a mut Metas,
     ) -> Batch<'a> {
-        Batch { in_port, queue, umem, metas }
+        Batch { in_port, queue, received, umem, metas }
+    }
+
+    /// When the batch was taken off the RX ring (the wall clock, read once per batch): AF_XDP
+    /// gives frames no timestamp of their own, so this is a capture's time stamp.
+    pub fn received(&self) -> SystemTime {
+        self.received
     }
 
     /// The number of packets.
@@ -427,8 +437,9 @@ mod tests {
             let mut umem = Umem::new(4, 2048).unwrap();
             let mut metas = Metas::new(mode, 4);
             batch_of(mode, &mut umem, &mut metas);
-            let mut b = Batch::new(1, 0, &mut umem, &mut metas);
+            let mut b = Batch::new(1, 0, SystemTime::UNIX_EPOCH, &mut umem, &mut metas);
             assert_eq!((b.len(), b.in_port(), b.queue()), (3, 1, 0));
+            assert_eq!(b.received(), SystemTime::UNIX_EPOCH);
             {
                 let mut p = b.packet(1).unwrap();
                 assert_eq!(p.data(), [2u8; 60]);

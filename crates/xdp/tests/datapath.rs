@@ -270,6 +270,8 @@ fn stopping_under_traffic_loses_nothing_counted() {
         let dp = Datapath::start(&[copy_port("xa")], &opts, move |_| {
             let counted = counted.clone();
             move |batch: &mut Batch<'_>| {
+                let age = batch.received().elapsed().expect("received in the past");
+                assert!(age < Duration::from_secs(1), "stamped when received: {age:?} ago");
                 counted.fetch_add(batch.len() as u64, Ordering::Relaxed);
                 batch.output_all(batch.in_port());
             }

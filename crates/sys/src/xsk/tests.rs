@@ -176,6 +176,15 @@ fn loopback(lo: u32) {
     bind(&fd, &at(0, XDP_COPY | XDP_USE_NEED_WAKEUP)).unwrap();
     assert!(!is_zero_copy(&fd).unwrap());
     assert_eq!(statistics(&fd).unwrap(), Statistics::default());
+    // A second socket on the same queue shares the first one's UMEM (and its FILL and
+    // COMPLETION rings); it may not ask for a mode of its own.
+    let second = socket().unwrap();
+    set_ring_size(&second, RingKind::Rx, SIZE).unwrap();
+    let shared = |flags| Bind { ifindex: lo, queue: 0, flags, shared_umem: Some(fd.as_fd()) };
+    assert_eq!(bind(&second, &shared(XDP_COPY)).unwrap_err().raw_os_error(), Some(libc::EINVAL));
+    bind(&second, &shared(0)).unwrap();
+    assert_eq!(statistics(&second).unwrap(), Statistics::default());
+    drop(second);
 
     // XSKMAP and the redirect program, attached generically (lo has no native XDP).
     let xsks = bpf::map_create(17, 4, 4, 1, 0).unwrap();
