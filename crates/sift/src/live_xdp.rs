@@ -144,9 +144,9 @@ impl Chunk {
 /// Batches waiting for the caller's thread (each up to a socket batch of frames).
 const HANDOVER_CHUNKS: usize = 256;
 
-/// The wall clock as a time stamp.
-fn now() -> Timestamp {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+/// A batch's time of arrival as a time stamp.
+fn timestamp(t: SystemTime) -> Timestamp {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     Timestamp::new(d.as_secs(), d.subsec_nanos())
 }
 
@@ -230,7 +230,7 @@ impl XdpSession {
                     bytes: Vec::with_capacity(batch.len() * 128),
                     lens: Vec::with_capacity(batch.len()),
                 });
-                chunk.time = now();
+                chunk.time = timestamp(batch.received());
                 batch.for_each(|p| {
                     let data = p.data();
                     let kept = &data[..data.len().min(snaplen)];

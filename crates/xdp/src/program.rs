@@ -23,10 +23,8 @@ use sift_sys::{bpf, netlink};
 
 use crate::Error;
 
-/// `offsetof(struct xdp_md, rx_queue_index)`.
-const RX_QUEUE_INDEX: i16 = 16;
 /// The name of sift's `XSKMAP`.
-pub const XSKMAP: &str = "xsks";
+pub const XSKMAP: &str = sift_ebpf::xdp_md::XSK_MAP;
 
 /// What happens to a frame whose queue has no socket (the datapath is stopping, or a queue was
 /// left out).
@@ -92,7 +90,12 @@ impl Default for XdpProgram {
 /// ```
 pub fn redirect_program(fallback: Fallback) -> CustomProgram {
     let insns = [
-        Insn::Load { size: Size::W, dst: reg::R2, src: reg::R1, off: RX_QUEUE_INDEX },
+        Insn::Load {
+            size: Size::W,
+            dst: reg::R2,
+            src: reg::R1,
+            off: sift_ebpf::xdp_md::RX_QUEUE_INDEX,
+        },
         Insn::LdImm64 { dst: reg::R1, kind: ImmKind::MapFd, imm: 0 },
         Insn::Alu {
             width: Width::W64,
@@ -112,15 +115,7 @@ pub fn redirect_program(fallback: Fallback) -> CustomProgram {
 
 /// An `XSKMAP` of `entries` sockets named `name`.
 pub fn xskmap_spec(name: &str, entries: u32) -> MapSpec {
-    MapSpec {
-        name: name.to_string(),
-        map_type: MapType::Xskmap,
-        key_size: 4,
-        value_size: 4,
-        max_entries: entries,
-        flags: 0,
-        initial: Vec::new(),
-    }
+    sift_ebpf::xdp_md::xsk_map_spec(name, entries)
 }
 
 /// A program attached to an interface with sockets in its `XSKMAP`; detached on drop.

@@ -198,20 +198,12 @@ pub fn count_map() -> MapSpec {
 }
 
 /// The name of the map of AF_XDP sockets ([`EbpfOptions::xsk`]).
-pub const XSK_MAP: &str = "xsks";
+pub const XSK_MAP: &str = sift_ebpf::xdp_md::XSK_MAP;
 
 /// The AF_XDP sockets a filter redirects to ([`EbpfOptions::xsk`]): an `XSKMAP` by receive
 /// queue, 64 queues (a loader may size it to the interface).
 pub fn xsk_map() -> MapSpec {
-    MapSpec {
-        name: XSK_MAP.into(),
-        map_type: MapType::Xskmap,
-        key_size: 4,
-        value_size: 4,
-        max_entries: 64,
-        flags: 0,
-        initial: Vec::new(),
-    }
+    sift_ebpf::xdp_md::xsk_map_spec(XSK_MAP, 64)
 }
 
 /// A lowered filter.
