@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };
     let Ok(insns) = assemble(src) else { return };
     let text = print(&insns);
-    let again = assemble(&text).unwrap_or_else(|e| panic!("printed text does not assemble: {e}\n{text}"));
+    let again =
+        assemble(&text).unwrap_or_else(|e| panic!("printed text does not assemble: {e}\n{text}"));
     assert_eq!(again, insns, "{text}");
     let slots = encode_program(&insns);
     if let Ok(decoded) = decode_program(&slots) {

@@ -34,10 +34,7 @@ fn agree(a: &Result<u64, RunError>, b: &Result<u64, RunError>) -> bool {
 }
 
 fn maps_of(vm: &mut Vm) -> Vec<(Vec<(Vec<u8>, Vec<u8>)>, Vec<Vec<u8>>)> {
-    vm.maps_mut()
-        .iter_mut()
-        .map(|m| (m.entries(), m.ringbuf_drain()))
-        .collect()
+    vm.maps_mut().iter_mut().map(|m| (m.entries(), m.ringbuf_drain())).collect()
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -83,8 +80,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!((pa.data(), pa.meta()), (pb.data(), pb.meta()), "XDP packets differ");
     assert_eq!(interp.env().redirect, jitted.env().redirect, "redirects differ");
     let (mut a, mut b) = (mem.to_vec(), mem.to_vec());
-    if !agree(&interp.run_tc(&mut a, &SkbInfo::default()), &jitted.run_tc(&mut b, &SkbInfo::default()))
-    {
+    if !agree(
+        &interp.run_tc(&mut a, &SkbInfo::default()),
+        &jitted.run_tc(&mut b, &SkbInfo::default()),
+    ) {
         return;
     }
     assert_eq!(a, b, "TC packets differ");

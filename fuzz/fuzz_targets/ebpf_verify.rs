@@ -36,9 +36,6 @@ fuzz_target!(|data: &[u8]| {
     vm.set_budget(1_000_000);
     let mut packet: Vec<u8> = (0..usize::from(flags & 0x3f)).map(|i| i as u8).collect();
     if let Err(e) = vm.run_xdp(&mut packet, 1) {
-        assert!(
-            matches!(e.fault, sift_ebpf_vm::Fault::Budget(_)),
-            "verified program faulted: {e}"
-        );
+        assert!(matches!(e.fault, sift_ebpf_vm::Fault::Budget(_)), "verified program faulted: {e}");
     }
 });

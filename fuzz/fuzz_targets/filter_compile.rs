@@ -55,7 +55,9 @@ fuzz_target!(|data: &[u8]| {
             let vm = sift_vm::Interpreter::new(&c.program);
             let _ = vm.run(rest, rest.len() as u32);
         }
-        Err(e) if matches!(e.kind, CompileErrorKind::Invalid(_) | CompileErrorKind::Internal(_)) => {
+        Err(e)
+            if matches!(e.kind, CompileErrorKind::Invalid(_) | CompileErrorKind::Internal(_)) =>
+        {
             panic!("{link} {src:?}: {e}")
         }
         Err(e) => {

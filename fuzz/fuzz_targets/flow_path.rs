@@ -6,7 +6,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use sift_flow::testgen::{self, Bytes, Entropy, XorShift};
-use sift_flow::{Actions, CacheConfig, Datapath, FlowKey, FlowTable, VecFrame, execute, parse_rules};
+use sift_flow::{
+    Actions, CacheConfig, Datapath, FlowKey, FlowTable, VecFrame, execute, parse_rules,
+};
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Bytes::new(data);

@@ -19,7 +19,8 @@ fuzz_target!(|data: &[u8]| {
     };
     for r in rules {
         let line = print::rule(&r, &ports);
-        let again = parse_rule(&line, &ports).unwrap_or_else(|e| panic!("`{line}` does not read back: {e}"));
+        let again = parse_rule(&line, &ports)
+            .unwrap_or_else(|e| panic!("`{line}` does not read back: {e}"));
         assert_eq!(again, r, "`{line}` reads back differently");
         assert_eq!(print::rule(&again, &ports), line);
         let dump = print::dump_line(&r, 1, 2, &ports);

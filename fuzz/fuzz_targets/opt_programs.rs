@@ -21,9 +21,15 @@ fuzz_target!(|data: &[u8]| {
         sift_compile::optimize(&mut cfg);
         let opt = sift_compile::emit::emit(&cfg).expect("optimized graphs emit");
         let opt = validate(&opt, Mode::Libpcap).expect("optimized programs are valid");
-        let meta = PacketMeta { ifindex: Some(1), vlan_tci: 5, vlan_present: true, ..PacketMeta::new(wire) };
+        let meta = PacketMeta {
+            ifindex: Some(1),
+            vlan_tci: 5,
+            vlan_present: true,
+            ..PacketMeta::new(wire)
+        };
         for flavor in [Flavor::Libpcap, Flavor::Linux] {
-            let (a, b) = (Interpreter::with_flavor(&orig, flavor), Interpreter::with_flavor(&opt, flavor));
+            let (a, b) =
+                (Interpreter::with_flavor(&orig, flavor), Interpreter::with_flavor(&opt, flavor));
             assert_eq!(a.run_with_meta(pkt, &meta), b.run_with_meta(pkt, &meta), "{flavor:?}");
         }
     }
