@@ -84,10 +84,10 @@ pub struct LiveArgs {
     #[arg(long = "xdp")]
     pub xdp: bool,
     /// With --xdp: leave the frames that do not match to the kernel's network stack.
-    #[arg(long = "xdp-pass", requires = "xdp")]
+    #[arg(long = "xdp-pass")]
     pub xdp_pass: bool,
     /// With --xdp: copy-mode sockets even where the driver has zero-copy.
-    #[arg(long = "xdp-copy", requires = "xdp")]
+    #[arg(long = "xdp-copy")]
     pub xdp_copy: bool,
 }
 
@@ -109,6 +109,18 @@ impl LiveArgs {
     /// Whether the command line asks for live capture or the interface list.
     pub fn wanted(&self) -> bool {
         self.interface.is_some() || self.list
+    }
+
+    /// The AF_XDP options make sense only together, on a live capture (clap's `requires`
+    /// would refuse them where the getopt pass hands them on alone).
+    pub fn check_xdp(&self) -> anyhow::Result<()> {
+        if !self.xdp && (self.xdp_pass || self.xdp_copy) {
+            bail!("--xdp-pass and --xdp-copy go with --xdp");
+        }
+        if self.xdp && self.interface.is_none() {
+            bail!("--xdp captures live: give an interface (-i)");
+        }
+        Ok(())
     }
 
     /// `-j`, checked as tcpdump checks it: a name libpcap knows.
@@ -234,6 +246,7 @@ pub(crate) fn choose_link_type(cfg: &mut Config, wanted: Option<LinkType>) -> an
 
 /// Runs live capture (or `-D`).
 pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
+    live.check_xdp()?;
     if live.list {
         return list_interfaces();
     }

@@ -137,7 +137,7 @@ fn main() -> ExitCode {
         }
         None if cli.dump.dump_program > 0 => program::run(&cli.dump, &cli.live),
         None if cli.live.wanted() => live::run(cli.live, cli.dump),
-        None => dump::run(cli.dump, &cli.live),
+        None => cli.live.check_xdp().and_then(|()| dump::run(cli.dump, &cli.live)),
     };
     match result {
         Ok(code) => code,

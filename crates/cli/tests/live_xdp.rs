@@ -113,6 +113,15 @@ fn xdp_refuses_what_it_cannot_do() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(what), "{args:?}: {err}");
     }
+    for (args, what) in [
+        (&[SIFT, "-i", "cap0", "--xdp-pass"][..], "go with --xdp"),
+        (&[SIFT, "-r", "/dev/null", "--xdp"][..], "give an interface"),
+    ] {
+        let o = ns.cmd(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
     let o = ns.cmd(&[SIFT, "-i", "nosuch0", "--xdp"]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch0"));
