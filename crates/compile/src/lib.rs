@@ -63,6 +63,7 @@ pub mod error;
 pub mod r#gen;
 pub mod ir;
 pub mod lift;
+pub mod multi;
 pub mod opt;
 pub mod pipeline;
 pub mod print;
