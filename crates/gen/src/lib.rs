@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 pub mod build;
+pub mod filters;
 pub mod generator;
 pub mod pools;
 pub mod rng;

@@ -57,6 +57,7 @@ pub mod filter;
 pub mod input;
 pub mod live;
 pub mod live_xdp;
+pub mod multi;
 pub mod output;
 pub mod parallel;
 pub mod pf_between;

@@ -41,7 +41,7 @@
 //!   same loop with an instruction counter; [`Interpreter::run`] has none.
 #![forbid(unsafe_code)]
 
-mod batch;
+pub mod batch;
 mod exec;
 mod meta;
 mod op;

@@ -19,9 +19,9 @@
 //! in bounds, and every guard of `b` held. So evaluating the field and the guards on the packet
 //! alone gives the same answers, and the lookup finds the filter.
 
-use super::field::{Cond, Field, Regs, Sym};
+use super::field::{Base, Cond, Field, Regs, Sym};
 use crate::analysis::Facts;
-use crate::ir::{Cfg, JmpOp, Operand, RetVal, Terminator};
+use crate::ir::{Cfg, JmpOp, Operand, RetVal, Stmt, Terminator, XSrc};
 
 /// The most guard conditions kept per block.
 const MAX_GUARDS: usize = 8;
@@ -48,6 +48,8 @@ pub struct EqEdge {
     pub value: u32,
     /// Conditions that hold on every path into the branching block.
     pub guard: Vec<Cond>,
+    /// Whether the edge decides the filter (see [`Anchor::exact`]).
+    pub exact: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -67,6 +69,36 @@ pub struct Anchor {
     pub value: u32,
     /// Conditions that hold whenever the edge is taken.
     pub guard: Vec<Cond>,
+    /// Whether the guard and the test are also *enough*: the edge is reached by one path whose
+    /// every branch is a guard condition and whose every packet load is a guard's or the
+    /// test's field, and it leads straight to an accepting `ret #k`. Then a hit decides the
+    /// filter without running it.
+    pub exact: bool,
+}
+
+impl std::fmt::Display for Anchor {
+    /// `FIELD == VALUE`, then ` if GUARD and GUARD…`, and `(exact)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} == {:#x}", self.field, self.value)?;
+        for (i, g) in self.guard.iter().enumerate() {
+            write!(f, "{}{g}", if i == 0 { " if " } else { " and " })?;
+        }
+        if self.exact {
+            write!(f, " (exact)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Anchoring {
+    /// One anchor a line, or `always` / `never`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Anchoring::Always => writeln!(f, "always"),
+            Anchoring::Never => writeln!(f, "never"),
+            Anchoring::Anchors(a) => a.iter().try_for_each(|a| writeln!(f, "{a}")),
+        }
+    }
 }
 
 /// How a filter is reached.
@@ -89,6 +121,12 @@ pub fn prepare(cfg: &Cfg) -> Prepared {
     // Edge conditions arriving at each block, gathered from its predecessors.
     let mut incoming: Vec<Vec<Vec<Cond>>> = vec![Vec::new(); n];
     let mut regs_in: Vec<Option<Regs>> = vec![None; n];
+    // Whether the block is reached by one path, every branch of which is in its guard and every
+    // load of which a guard's field evaluation repeats.
+    let mut exact_in: Vec<Option<bool>> = vec![None; n];
+    if n > 0 {
+        exact_in[0] = Some(true);
+    }
     let mut edges = Vec::new();
     let mut nodes = Vec::with_capacity(n);
     for (i, &b) in order.iter().enumerate() {
@@ -104,31 +142,45 @@ pub fn prepare(cfg: &Cfg) -> Prepared {
             g
         };
         let block = cfg.block(b);
+        // The packet loads of the block: `Ok(base)` for a load into A, `Err(k)` for `ldxb
+        // 4*([k]&0xf)`, `None` for anything else that reads the packet.
+        let mut loads = Vec::new();
         for s in &block.stmts {
             regs.step(s);
-        }
-        let mut node = Node { succs: Vec::new(), accepts: false };
-        let mut send = |to: usize, cond: Option<Cond>, eq: Option<usize>, node: &mut Node| {
-            let mut g = guard.clone();
-            if let Some(c) = cond
-                && g.len() < MAX_GUARDS
-                && !g.contains(&c)
-            {
-                g.push(c);
+            if s.reads_packet() {
+                loads.push(match (*s, regs.a) {
+                    (Stmt::Ldx(XSrc::Msh(k)), _) => Some(Err(k)),
+                    (Stmt::Ld(_), Sym::Field(f)) => Some(Ok(f.base)),
+                    _ => None,
+                });
             }
-            incoming[to].push(g);
-            regs_in[to] = Some(match regs_in[to] {
-                Some(r) => r.meet(&regs),
-                None => regs,
-            });
-            node.succs.push((to, eq));
-        };
+        }
+        let here_exact = exact_in[i].unwrap_or(false) && guard.len() < MAX_GUARDS;
+        let mut node = Node { succs: Vec::new(), accepts: false };
+        let mut send =
+            |to: usize, cond: Option<Cond>, eq: Option<usize>, node: &mut Node, exact: bool| {
+                let mut g = guard.clone();
+                if let Some(c) = cond
+                    && g.len() < MAX_GUARDS
+                    && !g.contains(&c)
+                {
+                    g.push(c);
+                }
+                // A second way in: no longer one path.
+                exact_in[to] = Some(exact_in[to].is_none() && exact);
+                incoming[to].push(g);
+                regs_in[to] = Some(match regs_in[to] {
+                    Some(r) => r.meet(&regs),
+                    None => regs,
+                });
+                node.succs.push((to, eq));
+            };
         match block.term {
             Terminator::Ret(RetVal::K(k)) => node.accepts = k != 0,
             Terminator::Ret(RetVal::A) => node.accepts = regs.a != Sym::Const(0),
             Terminator::Jump(t) => {
                 if let Some(t) = pos(t) {
-                    send(t, None, None, &mut node);
+                    send(t, None, None, &mut node, here_exact && loads.is_empty());
                 }
             }
             Terminator::Branch { op, operand, jt, jf } => {
@@ -154,15 +206,35 @@ pub fn prepare(cfg: &Cfg) -> Prepared {
                     }
                     _ => (None, None),
                 };
+                // Every load of the block is the branch's field (or its header-length byte), so
+                // the field's evaluation succeeding means the block's loads did.
+                let covered = field.is_some_and(|(fd, _)| {
+                    loads.iter().all(|l| match (*l, fd.base) {
+                        (Some(Ok(base)), b) => base == b,
+                        (Some(Err(k)), Base::Ind { msh, .. }) => k == msh,
+                        _ => false,
+                    })
+                });
+                let ok = here_exact && covered && ct.is_some();
                 let eq = match (op, field) {
                     (JmpOp::Jeq, Some((fd, k))) if k & !fd.mask == 0 => {
-                        edges.push(EqEdge { from: i, field: fd, value: k, guard: guard.clone() });
+                        let target = cfg.block(jt);
+                        let accepts = matches!(target.term, Terminator::Ret(RetVal::K(k)) if k != 0)
+                            && !target.stmts.iter().any(|s| s.reads_packet());
+                        let exact = ok && accepts;
+                        edges.push(EqEdge {
+                            from: i,
+                            field: fd,
+                            value: k,
+                            guard: guard.clone(),
+                            exact,
+                        });
                         Some(edges.len() - 1)
                     }
                     _ => None,
                 };
-                send(t, ct, eq, &mut node);
-                send(f, cf, None, &mut node);
+                send(t, ct, eq, &mut node, ok);
+                send(f, cf, None, &mut node, ok);
             }
         }
         nodes.push(node);
@@ -231,6 +303,7 @@ pub fn choose(p: &Prepared, weight: impl Fn(&EqEdge) -> u64) -> Anchoring {
                             field: e.field,
                             value: e.value,
                             guard: e.guard.clone(),
+                            exact: e.exact,
                         });
                     }
                 }

@@ -67,7 +67,7 @@ impl Field {
 
     /// The field's value in a packet of `pkt` captured bytes and `wire_len` on the wire;
     /// `None` where a classic engine's load would end the run with 0.
-    #[inline]
+    #[inline(always)]
     pub fn eval(&self, pkt: &[u8], wire_len: u32) -> Option<u32> {
         let raw = match self.base {
             Base::Abs(size, k) => load(pkt, k as usize, size)?,
@@ -94,6 +94,43 @@ fn load(pkt: &[u8], at: usize, size: Size) -> Option<u32> {
             u32::from_be_bytes([b[0], b[1], b[2], b[3]])
         }
     })
+}
+
+impl std::fmt::Display for Field {
+    /// As classic BPF loads it: `ldh [12]`, `ld [26] & 0xffff0000`, `ldh [4*([14]&0xf) + 16]`,
+    /// `len`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |s: Size| match s {
+            Size::W => "ld",
+            Size::H => "ldh",
+            Size::B => "ldb",
+        };
+        let full = match self.base {
+            Base::Abs(s, k) => {
+                write!(f, "{} [{k}]", name(s))?;
+                s.bytes()
+            }
+            Base::Ind { size, k, msh } => {
+                write!(f, "{} [4*([{msh}]&0xf) + {k}]", name(size))?;
+                size.bytes()
+            }
+            Base::Len => {
+                write!(f, "len")?;
+                4
+            }
+        };
+        let wmask = if full == 4 { u32::MAX } else { (1u32 << (8 * full)) - 1 };
+        if self.mask & wmask != wmask {
+            write!(f, " & {:#x}", self.mask & wmask)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Cond {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} {:#x}", self.field, if self.eq { "==" } else { "!=" }, self.value)
+    }
 }
 
 /// A condition on a field: `field == value` or `field != value`.

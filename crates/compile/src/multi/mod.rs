@@ -136,7 +136,7 @@ impl MultiProgram {
 
     /// Decides a packet: `matched` gets the ranks of the filters it goes to, ascending.
     /// `run(rank)` runs one filter's program on the packet (the engine's part); it is called
-    /// only for candidates, in rank order. `candidates` is working space.
+    /// only for candidates a hit did not decide, in rank order. `candidates` is working space.
     #[allow(clippy::too_many_arguments)]
     pub fn decide(
         &self,
@@ -144,14 +144,14 @@ impl MultiProgram {
         wire_len: u32,
         mode: Decide,
         scratch: &mut Scratch,
-        candidates: &mut Vec<u32>,
+        candidates: &mut Vec<(u32, bool)>,
         matched: &mut Vec<u32>,
         mut run: impl FnMut(u32) -> bool,
     ) {
         matched.clear();
         self.index.candidates(pkt, wire_len, scratch, candidates);
-        for &r in candidates.iter() {
-            if run(r) {
+        for &(r, decided) in candidates.iter() {
+            if decided || run(r) {
                 matched.push(r);
                 if mode == Decide::First && !self.members[r as usize].spec.cont {
                     break;
@@ -186,15 +186,21 @@ impl MultiProgram {
             "{} filters: {anchored} indexed, {always} run on every packet, {never} match nothing\n",
             self.len()
         );
+        let sw = &self.index.switch;
+        let _ = writeln!(
+            s,
+            "switch on {}: {} cases, plans of {:?} steps",
+            sw.field.map_or("nothing".to_string(), |f| self.index.fields[f as usize].to_string()),
+            sw.cases.len(),
+            sw.plans.iter().map(|p| p.steps.len()).collect::<Vec<_>>()
+        );
         for t in &self.index.tables {
             let f = self.index.fields[t.field as usize];
             let _ = writeln!(
                 s,
-                "table {:?} & {:#x}: {} values, guard of {} conditions",
-                f.base,
-                f.mask,
+                "table {f}: {} values, context of {} conditions",
                 t.map.len(),
-                t.guard.len()
+                self.index.guards[t.guard as usize].len()
             );
         }
         s

@@ -1,0 +1,191 @@
+//! Many filters in one pass: a filter set compiled into one decision program, on sift's
+//! engines.
+//!
+//! **Why it exists.** `sift --split`, `sift bench --filters`, the bindings and live capture
+//! decide each packet against many named filters. The decision program comes from
+//! [`sift_compile::multi`] (shared loads, merged hash tables, candidates in priority order);
+//! this module compiles it for a capture's link type as [`crate::filter`] compiles one
+//! expression (tcpdump's options for a file or an interface) and runs the candidates on the
+//! JIT or the interpreter.
+
+use crate::filter::{Engine, Target};
+use sift_compile::multi::{self, Decide, FilterSet, MultiError, MultiProgram, Scratch};
+use sift_compile::pipeline;
+use sift_filter::Resolver;
+use sift_verify::Mode;
+use sift_vm::PacketRef;
+
+/// Why a filter set gives no decision program.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MultiFilterError {
+    /// The set's text is not a filter set.
+    #[error("{origin}:{}:{}: {}", .error.line, .error.column, .error.kind)]
+    Set {
+        /// Where the set came from (a file name).
+        origin: String,
+        /// What is wrong, where.
+        error: multi::SetError,
+    },
+    /// A filter does not compile; shown with its line and a caret under the offending text.
+    #[error("{origin}:{}: filter `{}`: {}", .error.line, .error.name, render(.error, .expr))]
+    Compile {
+        /// Where the set came from.
+        origin: String,
+        /// The filter's expression.
+        expr: String,
+        /// What is wrong.
+        error: Box<MultiError>,
+    },
+}
+
+fn render(e: &MultiError, expr: &str) -> String {
+    e.error.render(expr).trim_end().to_string()
+}
+
+/// Reads a filter-set file's text (`origin` names it in errors).
+pub fn parse_set(text: &[u8], origin: &str) -> Result<FilterSet, MultiFilterError> {
+    FilterSet::parse(text).map_err(|error| MultiFilterError::Set { origin: origin.into(), error })
+}
+
+/// Compiles `set` for `target` as [`crate::filter::compile`] compiles one expression.
+pub fn compile(
+    set: &FilterSet,
+    target: &Target,
+    optimize: bool,
+    resolver: &dyn Resolver,
+    origin: &str,
+) -> Result<MultiProgram, MultiFilterError> {
+    let opts = pipeline::Options::new(target.link_type, resolver)
+        .snaplen(target.snaplen)
+        .netmask(target.netmask)
+        .linux_ext(target.linux_ext)
+        .optimize(optimize)
+        .mode(if target.kernel { Mode::Libpcap } else { Mode::LibpcapLoops })
+        .savefile(target.savefile);
+    multi::compile(set, &opts).map_err(|error| {
+        let expr = set
+            .filters()
+            .iter()
+            .find(|f| f.name == error.name)
+            .map(|f| f.expr.clone())
+            .unwrap_or_default();
+        MultiFilterError::Compile { origin: origin.into(), expr, error: Box::new(error) }
+    })
+}
+
+/// A decision program ready to run: each member's program on an engine.
+pub struct MultiFilter {
+    program: MultiProgram,
+    /// By rank; `None` for members that match nothing.
+    engines: Vec<Option<sift_jit::Filter>>,
+}
+
+impl std::fmt::Debug for MultiFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiFilter").field("filters", &self.program.len()).finish_non_exhaustive()
+    }
+}
+
+/// Per-thread working space of [`MultiFilter::decide`], and its answer.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    scratch: Scratch,
+    candidates: Vec<(u32, bool)>,
+    matched: Vec<u32>,
+}
+
+impl Decision {
+    /// The ranks of the filters the last packet goes to, ascending.
+    pub fn matched(&self) -> &[u32] {
+        &self.matched
+    }
+
+    /// How many candidates the index gave for the last packet (decided by a hit, or run).
+    pub fn candidates(&self) -> usize {
+        self.candidates.len()
+    }
+}
+
+impl MultiFilter {
+    /// `program`'s members on `engine`.
+    pub fn new(program: MultiProgram, engine: Engine) -> MultiFilter {
+        let engines = program
+            .members
+            .iter()
+            .map(|m| {
+                m.compiled.as_ref().map(|c| match engine {
+                    Engine::Jit => sift_jit::Filter::new(&c.program),
+                    Engine::Interp => sift_jit::Filter::interpreter(&c.program),
+                })
+            })
+            .collect();
+        MultiFilter { program, engines }
+    }
+
+    /// The decision program.
+    pub fn program(&self) -> &MultiProgram {
+        &self.program
+    }
+
+    /// The name of the filter ranked `rank`.
+    pub fn name(&self, rank: u32) -> &str {
+        &self.program.members[rank as usize].spec.name
+    }
+
+    /// Working space for [`MultiFilter::decide`].
+    pub fn decision(&self) -> Decision {
+        Decision { scratch: self.program.scratch(), candidates: Vec::new(), matched: Vec::new() }
+    }
+
+    /// Decides a packet; the answer is [`Decision::matched`].
+    #[inline]
+    pub fn decide<'d>(
+        &self,
+        pkt: &[u8],
+        wire_len: u32,
+        mode: Decide,
+        d: &'d mut Decision,
+    ) -> &'d [u32] {
+        let engines = &self.engines;
+        self.program.decide(
+            pkt,
+            wire_len,
+            mode,
+            &mut d.scratch,
+            &mut d.candidates,
+            &mut d.matched,
+            |r| engines[r as usize].as_ref().is_some_and(|f| f.run(pkt, wire_len) != 0),
+        );
+        &d.matched
+    }
+
+    /// Decides every packet of a batch: `out(i, ranks)` for each packet `i` that goes to at
+    /// least one filter. Returns how many did.
+    pub fn decide_batch(
+        &self,
+        packets: &[PacketRef<'_>],
+        mode: Decide,
+        d: &mut Decision,
+        mut out: impl FnMut(usize, &[u32]),
+    ) -> usize {
+        let mut n = 0;
+        for (g, group) in packets.chunks(sift_vm::batch::TOUCH_GROUP).enumerate() {
+            sift_vm::batch::touch(group);
+            for (i, p) in group.iter().enumerate() {
+                let m = self.decide(p.data(), p.wire_len(), mode, d);
+                if !m.is_empty() {
+                    n += 1;
+                    out(g * sift_vm::batch::TOUCH_GROUP + i, m);
+                }
+            }
+        }
+        n
+    }
+
+    /// The engine of the filter ranked `rank` alone (`None`: it matches nothing), for
+    /// comparisons with running the filters separately.
+    pub fn member_engine(&self, rank: u32) -> Option<&sift_jit::Filter> {
+        self.engines.get(rank as usize).and_then(Option::as_ref)
+    }
+}
