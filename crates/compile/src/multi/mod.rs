@@ -82,23 +82,7 @@ pub enum Decide {
 /// Compiles a set for one link type (`opts`, whose optimizer setting is used for every
 /// filter). Filters the optimizer proves accept nothing are kept (they never match).
 pub fn compile(set: &FilterSet, opts: &Options<'_>) -> Result<MultiProgram, MultiError> {
-    let mut compiled = Vec::with_capacity(set.len());
-    let mut prepared = Vec::with_capacity(set.len());
-    for spec in set.filters() {
-        let fail = |error| MultiError {
-            name: spec.name.clone(),
-            line: spec.line,
-            expr_column: spec.expr_column,
-            error,
-        };
-        let c = match pipeline::compile(&spec.expr, opts) {
-            Ok(c) => Some(c),
-            Err(CompileError { kind: CompileErrorKind::RejectsAll, .. }) => None,
-            Err(e) => return Err(fail(e)),
-        };
-        prepared.push(c.as_ref().map(|c| anchor::prepare(&c.cfg)));
-        compiled.push(c);
-    }
+    let (compiled, prepared) = compile_members(set, opts)?;
     // How many filters test each (field, value): a value many filters share lets many through.
     let mut share: HashMap<(field::Field, u32), u64> = HashMap::new();
     for p in prepared.iter().flatten() {
@@ -126,6 +110,100 @@ pub fn compile(set: &FilterSet, opts: &Options<'_>) -> Result<MultiProgram, Mult
     let anchorings: Vec<Anchoring> = members.iter().map(|m| m.anchoring.clone()).collect();
     let index = Index::build(&anchorings);
     Ok(MultiProgram { members, index })
+}
+
+/// A member's program and its analysis (`None`: it accepts nothing).
+type Built = Option<(Compiled, anchor::Prepared)>;
+
+/// Compiles every distinct expression of the set once: parsing and code generation (which
+/// resolve names, through a resolver that need not be shared between threads) here, the
+/// optimizer, emission and the anchor analysis (most of the time) on every core.
+#[allow(clippy::type_complexity)]
+fn compile_members(
+    set: &FilterSet,
+    opts: &Options<'_>,
+) -> Result<(Vec<Option<Compiled>>, Vec<Option<anchor::Prepared>>), MultiError> {
+    let fail = |spec: &FilterSpec, error| MultiError {
+        name: spec.name.clone(),
+        line: spec.line,
+        expr_column: spec.expr_column,
+        error,
+    };
+    // Distinct expressions, and each member's.
+    let mut distinct: Vec<(usize, pipeline::Graph)> = Vec::new();
+    let mut which: Vec<usize> = Vec::with_capacity(set.len());
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let unoptimized = opts.optimize(false);
+    for (i, spec) in set.filters().iter().enumerate() {
+        let d = match seen.get(spec.expr.as_str()) {
+            Some(&d) => d,
+            None => {
+                let graph = pipeline::graph(&spec.expr, &unoptimized).map_err(|e| fail(spec, e))?;
+                distinct.push((i, graph));
+                seen.insert(&spec.expr, distinct.len() - 1);
+                distinct.len() - 1
+            }
+        };
+        which.push(d);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let chunk = distinct.len().div_ceil(threads).max(64);
+    let fields = (
+        opts.link,
+        opts.snaplen,
+        opts.netmask,
+        opts.linux_ext,
+        opts.optimize,
+        opts.mode,
+        opts.savefile,
+    );
+    let finish_all =
+        |graphs: &mut [(usize, pipeline::Graph)]| -> Vec<(usize, Result<Built, CompileError>)> {
+            let empty = sift_filter::TableResolver::empty();
+            let (link, snaplen, netmask, linux_ext, optimize, mode, savefile) = fields;
+            let o = Options::new(link, &empty)
+                .snaplen(snaplen)
+                .netmask(netmask)
+                .linux_ext(linux_ext)
+                .optimize(optimize)
+                .mode(mode)
+                .savefile(savefile);
+            graphs
+                .iter_mut()
+                .map(|(i, graph)| {
+                    let mut cfg = std::mem::take(&mut graph.cfg);
+                    let stats = optimize.then(|| crate::opt::optimize(&mut cfg));
+                    let r = match pipeline::finish(pipeline::Graph { cfg, stats }, &o) {
+                        Ok(c) => {
+                            let p = anchor::prepare(&c.cfg);
+                            Ok(Some((c, p)))
+                        }
+                        Err(CompileError { kind: CompileErrorKind::RejectsAll, .. }) => Ok(None),
+                        Err(e) => Err(e),
+                    };
+                    (*i, r)
+                })
+                .collect()
+        };
+    let results: Vec<(usize, Result<Built, CompileError>)> = if distinct.len() <= chunk {
+        finish_all(&mut distinct)
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> =
+                distinct.chunks_mut(chunk).map(|part| scope.spawn(|| finish_all(part))).collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    let mut built: Vec<Built> = Vec::with_capacity(results.len());
+    for (i, r) in results {
+        built.push(r.map_err(|e| fail(&set.filters()[i], e))?);
+    }
+    let compiled = which.iter().map(|&d| built[d].as_ref().map(|b| b.0.clone())).collect();
+    let prepared = which.iter().map(|&d| built[d].as_ref().map(|b| b.1.clone())).collect();
+    Ok((compiled, prepared))
 }
 
 impl MultiProgram {
