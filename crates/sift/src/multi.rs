@@ -74,11 +74,14 @@ pub fn compile(
     })
 }
 
-/// A decision program ready to run: each member's program on an engine.
+/// A decision program ready to run: each member's program on an engine, compiled for the
+/// engine on first use (members whose every anchor is exact never run: most of a realistic
+/// set, so most are never compiled to machine code).
 pub struct MultiFilter {
     program: MultiProgram,
-    /// By rank; `None` for members that match nothing.
-    engines: Vec<Option<sift_jit::Filter>>,
+    engine: Engine,
+    /// By rank.
+    engines: Vec<std::sync::OnceLock<sift_jit::Filter>>,
 }
 
 impl std::fmt::Debug for MultiFilter {
@@ -110,17 +113,8 @@ impl Decision {
 impl MultiFilter {
     /// `program`'s members on `engine`.
     pub fn new(program: MultiProgram, engine: Engine) -> MultiFilter {
-        let engines = program
-            .members
-            .iter()
-            .map(|m| {
-                m.compiled.as_ref().map(|c| match engine {
-                    Engine::Jit => sift_jit::Filter::new(&c.program),
-                    Engine::Interp => sift_jit::Filter::interpreter(&c.program),
-                })
-            })
-            .collect();
-        MultiFilter { program, engines }
+        let engines = program.members.iter().map(|_| std::sync::OnceLock::new()).collect();
+        MultiFilter { program, engine, engines }
     }
 
     /// The decision program.
@@ -147,7 +141,6 @@ impl MultiFilter {
         mode: Decide,
         d: &'d mut Decision,
     ) -> &'d [u32] {
-        let engines = &self.engines;
         self.program.decide(
             pkt,
             wire_len,
@@ -155,7 +148,7 @@ impl MultiFilter {
             &mut d.scratch,
             &mut d.candidates,
             &mut d.matched,
-            |r| engines[r as usize].as_ref().is_some_and(|f| f.run(pkt, wire_len) != 0),
+            |r| self.member_engine(r).is_some_and(|f| f.run(pkt, wire_len) != 0),
         );
         &d.matched
     }
@@ -186,6 +179,18 @@ impl MultiFilter {
     /// The engine of the filter ranked `rank` alone (`None`: it matches nothing), for
     /// comparisons with running the filters separately.
     pub fn member_engine(&self, rank: u32) -> Option<&sift_jit::Filter> {
-        self.engines.get(rank as usize).and_then(Option::as_ref)
+        let c = self.program.members.get(rank as usize)?.compiled.as_ref()?;
+        Some(self.engines[rank as usize].get_or_init(|| match self.engine {
+            Engine::Jit => sift_jit::Filter::new(&c.program),
+            Engine::Interp => sift_jit::Filter::interpreter(&c.program),
+        }))
+    }
+
+    /// Compiles every member for the engine now (benchmarks, to keep compilation out of the
+    /// timed runs).
+    pub fn compile_all(&self) {
+        for r in 0..self.program.len() as u32 {
+            self.member_engine(r);
+        }
     }
 }

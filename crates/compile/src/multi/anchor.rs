@@ -243,6 +243,10 @@ pub fn prepare(cfg: &Cfg) -> Prepared {
     Prepared { edges, accepts_some, nodes }
 }
 
+/// Residual capacities on an adjacency list: (to, capacity, index of the reverse edge, the
+/// equality edge it is).
+type Residual = Vec<Vec<(usize, u64, usize, Option<usize>)>>;
+
 /// An edge no cut may take.
 const INFINITE: u64 = 1 << 62;
 
@@ -255,14 +259,13 @@ pub fn choose(p: &Prepared, weight: impl Fn(&EqEdge) -> u64) -> Anchoring {
     let n = p.nodes.len();
     let sink = n;
     // Residual capacities on an adjacency list: (to, capacity, reverse index, edge).
-    let mut adj: Vec<Vec<(usize, u64, usize, Option<usize>)>> = vec![Vec::new(); n + 1];
-    let add =
-        |adj: &mut Vec<Vec<(usize, u64, usize, Option<usize>)>>, u: usize, v: usize, c: u64, e| {
-            let ru = adj[v].len();
-            let rv = adj[u].len();
-            adj[u].push((v, c, ru, e));
-            adj[v].push((u, 0, rv, None));
-        };
+    let mut adj: Residual = vec![Vec::new(); n + 1];
+    let add = |adj: &mut Residual, u: usize, v: usize, c: u64, e| {
+        let ru = adj[v].len();
+        let rv = adj[u].len();
+        adj[u].push((v, c, ru, e));
+        adj[v].push((u, 0, rv, None));
+    };
     for (u, node) in p.nodes.iter().enumerate() {
         for &(v, eq) in &node.succs {
             let c = eq.map_or(INFINITE, |e| weight(&p.edges[e]).clamp(1, 1 << 40));

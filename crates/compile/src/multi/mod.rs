@@ -66,7 +66,7 @@ pub struct MultiError {
     /// The column its expression starts at; a span in `error` is relative to it.
     pub expr_column: u32,
     /// Why.
-    pub error: CompileError,
+    pub error: Box<CompileError>,
 }
 
 /// How a packet is decided.
@@ -127,7 +127,7 @@ fn compile_members(
         name: spec.name.clone(),
         line: spec.line,
         expr_column: spec.expr_column,
-        error,
+        error: Box::new(error),
     };
     // Distinct expressions, and each member's.
     let mut distinct: Vec<(usize, pipeline::Graph)> = Vec::new();
