@@ -205,6 +205,66 @@ fn libpcap_corpus_expressions_as_one_set() {
     );
 }
 
+/// The Ethernet packets of tcpdump's 830 test captures (at most `limit`).
+fn tcpdump_frames(limit: usize) -> Option<Frames> {
+    let dir = sift_testkit::shared_dir().join("corpus/tcpdump/tests");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).ok()?.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    let mut frames = Frames::new();
+    for path in paths {
+        if !path.extension().is_some_and(|e| e == "pcap" || e == "pcapng") {
+            continue;
+        }
+        // Damaged captures are part of the corpus: take what reads.
+        let Ok(packets) = sift_filetests::packets::read_capture(&path) else { continue };
+        let en10mb = u32::from(LinkType::EN10MB.number());
+        frames.extend(packets.into_iter().filter(|p| p.0 == en10mb).map(|p| (p.1, p.2)));
+        if frames.len() >= limit {
+            frames.truncate(limit);
+            break;
+        }
+    }
+    Some(frames)
+}
+
+#[test]
+fn tcpdump_captures_through_realistic_and_corpus_sets() {
+    let Some(frames) = tcpdump_frames(30_000) else {
+        sift_testkit::oracle_missing::<()>("tcpdump's test captures", "not found in ../shared");
+        return;
+    };
+    assert!(frames.len() > 5_000, "{} frames", frames.len());
+    let set = with_flags(realistic_set(1000, 11), 5);
+    let seen = check(&set, LinkType::EN10MB, &frames);
+    println!(
+        "tcpdump captures, 1000 realistic filters: {} frames, {} matches",
+        seen.frames, seen.matches
+    );
+    let mut exprs = sift_filetests::ExprGen::new(31, "EN10MB").take(600);
+    exprs.extend(
+        [
+            "host 10.0.0.1",
+            "udp port 53",
+            "tcp port 80",
+            "icmp",
+            "arp",
+            "vlan",
+            "ip6",
+            "tcp[13] & 2 != 0",
+        ]
+        .map(String::from),
+    );
+    let resolver = TableResolver::well_known();
+    let opts = Options::new(LinkType::EN10MB, &resolver).mode(Mode::LibpcapLoops);
+    exprs.retain(|e| match sift_compile::pipeline::compile(e, &opts) {
+        Ok(_) => true,
+        Err(e) => e.is_rejects_all(),
+    });
+    let set = with_flags(FilterSet::from_exprs(&exprs), 9);
+    let seen = check(&set, LinkType::EN10MB, &frames);
+    println!("tcpdump captures, {} random filters: {} matches", set.len(), seen.matches);
+}
+
 #[test]
 fn every_kind_of_anchoring_occurs() {
     let set = FilterSet::from_exprs(["host 10.0.0.1", "len > 100", "ip and ip6", ""]);
