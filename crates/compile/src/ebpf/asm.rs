@@ -6,7 +6,7 @@
 //! the one jumping to it), and turns labels into eBPF's 16-bit slot offsets (a `lddw` takes two
 //! slots), refusing a jump that does not fit.
 
-use sift_ebpf::isa::{Cond, Insn, Operand, Width};
+use sift_ebpf::isa::{CallTarget, Cond, Insn, Operand, Width};
 use sift_ebpf::reg::R0;
 
 /// A place in the program, bound once with [`Asm::bind`].
@@ -39,6 +39,8 @@ pub(crate) enum AsmError {
 pub(crate) struct Asm {
     items: Vec<Item>,
     labels: u32,
+    /// Slots of the instructions in `items`.
+    slots: usize,
 }
 
 impl Asm {
@@ -55,16 +57,31 @@ impl Asm {
 
     /// Appends an instruction that is not a jump.
     pub fn emit(&mut self, insn: Insn) {
+        self.slots += insn.slots();
         self.items.push(Item::Insn(insn, None));
     }
 
     /// `goto label`.
     pub fn ja(&mut self, to: Label) {
+        self.slots += 1;
         self.items.push(Item::Insn(Insn::Ja { off: 0, long: false }, Some(to)));
+    }
+
+    /// `gotol label` (ISA v4, kernel 6.6: a 32-bit offset).
+    pub fn ja_long(&mut self, to: Label) {
+        self.slots += 1;
+        self.items.push(Item::Insn(Insn::Ja { off: 0, long: true }, Some(to)));
+    }
+
+    /// A bpf-to-bpf call of the function at `to`.
+    pub fn call(&mut self, to: Label) {
+        self.slots += 1;
+        self.items.push(Item::Insn(Insn::Call(CallTarget::Local(0)), Some(to)));
     }
 
     /// `if dst cond src goto label` on `width` bits.
     pub fn jmp(&mut self, width: Width, cond: Cond, dst: u8, src: Operand, to: Label) {
+        self.slots += 1;
         self.items.push(Item::Insn(Insn::Jmp { width, cond, dst, src, off: 0 }, Some(to)));
     }
 
@@ -72,6 +89,12 @@ impl Asm {
     pub fn ret(&mut self, value: u32) {
         self.emit(super::lower::mov32(R0, value));
         self.emit(Insn::Exit);
+    }
+
+    /// The slots written so far: at least the distance, once resolved, from any earlier
+    /// instruction to the next one written (resolving only drops jumps).
+    pub fn slots(&self) -> usize {
+        self.slots
     }
 
     /// Whether `to` is bound right after item `i` (only label bindings between).
@@ -112,7 +135,10 @@ impl Asm {
             let mut keep = vec![true; self.items.len()];
             let mut dropped = false;
             for (i, item) in self.items.iter().enumerate() {
-                let Item::Insn(_, Some(to)) = *item else { continue };
+                let Item::Insn(insn, Some(to)) = *item else { continue };
+                if matches!(insn, Insn::Call(_)) {
+                    continue;
+                }
                 if self.lands_next(i, to) {
                     keep[i] = false;
                     dropped = true;
@@ -147,6 +173,15 @@ impl Asm {
                 let to = at[l.0 as usize];
                 assert!(to != usize::MAX, "label {l:?} is never bound");
                 let distance = to as i64 - (slot as i64 + 1);
+                if let Insn::Call(CallTarget::Local(imm)) | Insn::Ja { off: imm, long: true } =
+                    &mut insn
+                {
+                    *imm =
+                        i32::try_from(distance).map_err(|_| AsmError::TooFar { slot, distance })?;
+                    slot += 1;
+                    out.push(insn);
+                    continue;
+                }
                 let off =
                     i16::try_from(distance).map_err(|_| AsmError::TooFar { slot, distance })?;
                 match &mut insn {

@@ -54,6 +54,33 @@ pub enum EbpfGenErrorKind {
     /// values).
     #[error("redirecting matches to AF_XDP sockets needs an XDP program returning verdicts")]
     XskHook,
+    /// A multi program ([`crate::ebpf::lower_multi`]) neither counts nor redirects: its result
+    /// is the map it writes and its return value.
+    #[error(
+        "a program for many filters writes its result to a map and returns it: counting and \
+         AF_XDP redirects are for single filters"
+    )]
+    MultiOptions,
+    /// A filter of a multi program has no eBPF form (the location is in its own graph).
+    #[error("filter `{name}` (rank {rank}): {kind}")]
+    Member {
+        /// Its rank in the set.
+        rank: u32,
+        /// Its name.
+        name: String,
+        /// Why.
+        kind: Box<EbpfGenErrorKind>,
+    },
+    /// Beyond a limit of the kernel's: the program's size, or the result map's value.
+    #[error("{what} would take {size}, more than the kernel's limit of {limit}")]
+    TooLarge {
+        /// What ("the program's instruction slots", "the result map's value bytes").
+        what: &'static str,
+        /// How much it would take.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The graph breaks the IR's invariants (a bug of whatever built it).
     #[error("the filter's graph is invalid: {0}")]
     BadGraph(String),

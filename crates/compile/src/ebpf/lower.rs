@@ -86,23 +86,23 @@ pub(crate) fn mov32(dst: Reg, value: u32) -> Insn {
     Insn::Alu { width: Width::W32, op: EAlu::Mov, dst, src: Operand::Imm(value as i32) }
 }
 
-fn mov32_reg(dst: Reg, src: Reg) -> Insn {
+pub(crate) fn mov32_reg(dst: Reg, src: Reg) -> Insn {
     Insn::Alu { width: Width::W32, op: EAlu::Mov, dst, src: Operand::Reg(src) }
 }
 
-fn mov64_reg(dst: Reg, src: Reg) -> Insn {
+pub(crate) fn mov64_reg(dst: Reg, src: Reg) -> Insn {
     Insn::Alu { width: Width::W64, op: EAlu::Mov, dst, src: Operand::Reg(src) }
 }
 
-fn alu32(op: EAlu, dst: Reg, k: u32) -> Insn {
+pub(crate) fn alu32(op: EAlu, dst: Reg, k: u32) -> Insn {
     Insn::Alu { width: Width::W32, op, dst, src: Operand::Imm(k as i32) }
 }
 
-fn alu64(op: EAlu, dst: Reg, src: Operand) -> Insn {
+pub(crate) fn alu64(op: EAlu, dst: Reg, src: Operand) -> Insn {
     Insn::Alu { width: Width::W64, op, dst, src }
 }
 
-fn ldx(size: sift_ebpf::Size, dst: Reg, src: Reg, off: i16) -> Insn {
+pub(crate) fn ldx(size: sift_ebpf::Size, dst: Reg, src: Reg, off: i16) -> Insn {
     Insn::Load { size, dst, src, off }
 }
 
@@ -153,7 +153,19 @@ pub(crate) struct Lowering<'a> {
 
 impl<'a> Lowering<'a> {
     pub fn new(cfg: &'a Cfg, opts: &'a EbpfOptions, steps: Steps) -> Lowering<'a> {
-        Lowering { cfg, opts, steps, asm: Asm::default(), exits: BTreeMap::new(), tail: None }
+        Lowering::resume(cfg, opts, steps, Asm::default())
+    }
+
+    /// A lowering that goes on writing into `asm` (a filter's body inside a larger program:
+    /// see [`Lowering::into_parts`]).
+    pub fn resume(cfg: &'a Cfg, opts: &'a EbpfOptions, steps: Steps, asm: Asm) -> Lowering<'a> {
+        Lowering { cfg, opts, steps, asm, exits: BTreeMap::new(), tail: None }
+    }
+
+    /// The instruction stream and the exits the bodies jumped to, not yet bound: the caller
+    /// binds each where the filter's outcome continues (instead of [`Lowering::exits`]).
+    pub fn into_parts(self) -> (Asm, BTreeMap<Outcome, Label>) {
+        (self.asm, self.exits)
     }
 
     /// The shared exit of `o` (made on first use).

@@ -63,10 +63,12 @@
 mod asm;
 mod error;
 mod lower;
+mod multi;
 mod plan;
 mod walk;
 
 pub use error::{At, EbpfGenError, EbpfGenErrorKind};
+pub use multi::{EbpfMultiFilter, MultiResult, RESULT_MAP, ResultLayout, lower_multi, result_map};
 
 use sift_ebpf::isa::{ImmKind, Insn};
 use sift_ebpf::{EbpfInsn, EbpfProgram, MapSpec, MapType, ProgType};
@@ -275,32 +277,10 @@ pub fn lower(compiled: &Compiled, opts: &EbpfOptions) -> Result<EbpfFilter, Ebpf
     if opts.xsk && (opts.hook != Hook::Xdp || opts.raw) {
         return Err(EbpfGenError::new(EbpfGenErrorKind::XskHook, None));
     }
-    if compiled.link != LinkType::EN10MB {
-        return Err(EbpfGenError::new(EbpfGenErrorKind::LinkType(compiled.link), None));
-    }
+    let Reads { packet, len } = scan(compiled)?;
     let cfg = &compiled.cfg;
-    cfg.check().map_err(|e| EbpfGenError::new(EbpfGenErrorKind::BadGraph(e.to_string()), None))?;
-    let mut packet = false;
-    let mut len = false;
-    for b in cfg.layout_order() {
-        for (i, s) in cfg.block(b).stmts.iter().enumerate() {
-            if let Stmt::Ld(Src::Abs(_, k)) = s
-                && *k >= SKF_AD_OFF
-            {
-                let at = At { block: b, stmt: Some(i) };
-                let kind = EbpfGenErrorKind::Ancillary { offset: k - SKF_AD_OFF };
-                return Err(EbpfGenError::new(kind, Some(at)));
-            }
-            packet |= s.reads_packet();
-            len |= matches!(s, Stmt::Ld(Src::Len) | Stmt::Ldx(XSrc::Len));
-        }
-    }
-    let steps = match compiled.walk_form {
-        Some(WalkForm::Unrolled(n)) => Steps::Unrolled(n),
-        Some(WalkForm::Loop) | None => Steps::Looped(LOOP_WALK_STEPS),
-    };
     let zero = plan::read_before_written(cfg);
-    let mut l = Lowering::new(cfg, opts, steps);
+    let mut l = Lowering::new(cfg, opts, steps(compiled));
     match opts.hook {
         Hook::Xdp => {
             // The redirect reads the receive queue from the context.
@@ -324,14 +304,62 @@ pub fn lower(compiled: &Compiled, opts: &EbpfOptions) -> Result<EbpfFilter, Ebpf
         }
     }
     l.exits();
-    let insns = l.asm.finish().map_err(|e| match e {
-        asm::AsmError::TooFar { distance, .. } => {
-            EbpfGenError::new(EbpfGenErrorKind::JumpTooFar { distance }, None)
-        }
-    })?;
+    let insns = finish(l.asm)?;
     let mut maps = if opts.count { vec![count_map()] } else { Vec::new() };
     if opts.xsk {
         maps.push(xsk_map());
     }
     Ok(EbpfFilter { insns, maps, hook: opts.hook })
+}
+
+/// What a filter's graph reads besides its constants.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reads {
+    /// Packet bytes.
+    pub packet: bool,
+    /// The wire length.
+    pub len: bool,
+}
+
+/// Checks that a compiled filter has an eBPF form (EN10MB, a sound graph, no ancillary
+/// loads) and says what it reads.
+pub(crate) fn scan(compiled: &Compiled) -> Result<Reads, EbpfGenError> {
+    if compiled.link != LinkType::EN10MB {
+        return Err(EbpfGenError::new(EbpfGenErrorKind::LinkType(compiled.link), None));
+    }
+    let cfg = &compiled.cfg;
+    cfg.check().map_err(|e| EbpfGenError::new(EbpfGenErrorKind::BadGraph(e.to_string()), None))?;
+    let mut packet = false;
+    let mut len = false;
+    for b in cfg.layout_order() {
+        for (i, s) in cfg.block(b).stmts.iter().enumerate() {
+            if let Stmt::Ld(Src::Abs(_, k)) = s
+                && *k >= SKF_AD_OFF
+            {
+                let at = At { block: b, stmt: Some(i) };
+                let kind = EbpfGenErrorKind::Ancillary { offset: k - SKF_AD_OFF };
+                return Err(EbpfGenError::new(kind, Some(at)));
+            }
+            packet |= s.reads_packet();
+            len |= matches!(s, Stmt::Ld(Src::Len) | Stmt::Ldx(XSrc::Len));
+        }
+    }
+    Ok(Reads { packet, len })
+}
+
+/// How many steps a filter's `protochain` walks take (see [`WalkForm`]).
+pub(crate) fn steps(compiled: &Compiled) -> Steps {
+    match compiled.walk_form {
+        Some(WalkForm::Unrolled(n)) => Steps::Unrolled(n),
+        Some(WalkForm::Loop) | None => Steps::Looped(LOOP_WALK_STEPS),
+    }
+}
+
+/// The instructions with their jumps resolved, or the jump that does not fit.
+pub(crate) fn finish(asm: asm::Asm) -> Result<Vec<Insn>, EbpfGenError> {
+    asm.finish().map_err(|e| match e {
+        asm::AsmError::TooFar { distance, .. } => {
+            EbpfGenError::new(EbpfGenErrorKind::JumpTooFar { distance }, None)
+        }
+    })
 }

@@ -173,6 +173,19 @@ impl ValueMap {
         }
     }
 
+    /// Every value with its anchors, values ascending (for other back ends: eBPF writes the
+    /// table as code).
+    pub fn iter(&self) -> Vec<(u32, &[Entry])> {
+        let mut all: Vec<(u32, &[Entry])> = self
+            .slots
+            .iter()
+            .filter(|s| s.2 != 0)
+            .map(|&(v, start, len)| (v, &self.entries[start as usize..(start + len) as usize]))
+            .collect();
+        all.sort_unstable_by_key(|e| e.0);
+        all
+    }
+
     /// How many values.
     pub fn len(&self) -> usize {
         self.slots.iter().filter(|s| s.2 != 0).count()

@@ -8,6 +8,7 @@
 mod api;
 mod golden;
 mod kernel;
+mod multi;
 mod vm;
 
 use sift_compile::pipeline::{self, Compiled, LinkType, Options};
