@@ -40,7 +40,8 @@ fn main() {
         if std::env::var("SUMMARY").is_ok() {
             print!("{}", prog.summary());
         }
-        let mf = MultiFilter::new(prog, Engine::Jit);
+        let engine = if std::env::var("INTERP").is_ok() { Engine::Interp } else { Engine::Jit };
+        let mf = MultiFilter::new(prog, engine);
         let jit = t.elapsed();
         let one = mf.member_engine(0).expect("first filter runs");
         let mut d = mf.decision();

@@ -18,6 +18,8 @@ use std::collections::HashMap;
 
 /// A guard field compared with more values than this is not a protocol field.
 pub const CONTEXT_VALUES: usize = 16;
+/// A protocol condition guards at least this fraction (1/n) of all anchors.
+pub const CONTEXT_SHARE: usize = 64;
 
 /// The merged anchors of a set of filters.
 #[derive(Clone, Debug, Default)]
@@ -203,7 +205,8 @@ impl Index {
     /// A table holds one field's anchors in one protocol context: the conditions of an
     /// anchor's guard on protocol fields (`ldh [12] == 0x800` for IPv4 addresses, `ldh [16] ==
     /// 0x800` behind a VLAN tag) — fields of at most 16 bits that the set compares with at
-    /// most [`CONTEXT_VALUES`] values. The rest of a guard (a VLAN number, the `!=` of an
+    /// most [`CONTEXT_VALUES`] values, conditions that guard at least 1/[`CONTEXT_SHARE`] of
+    /// the anchors. The rest of a guard (a VLAN number, the `!=` of an
     /// earlier address comparison) is checked per hit.
     pub fn build(anchorings: &[Anchoring]) -> Index {
         let mut index = Index { filters: anchorings.len(), ..Index::default() };
@@ -212,21 +215,29 @@ impl Index {
         // protocols, the fragment bits) take few, addresses and ports many.
         let mut values: HashMap<Field, std::collections::HashSet<u32>> = HashMap::new();
         let mut tested_eq: std::collections::HashSet<Field> = std::collections::HashSet::new();
+        // How many anchors each condition guards: a protocol test guards many, a VLAN number or
+        // an address few.
+        let mut guarded: HashMap<Cond, usize> = HashMap::new();
+        let mut anchors_total = 0usize;
         for a in anchorings {
             let Anchoring::Anchors(anchors) = a else { continue };
+            anchors_total += anchors.len();
             for c in anchors.iter().flat_map(|a| &a.guard) {
                 values.entry(c.field).or_default().insert(c.value);
+                *guarded.entry(*c).or_default() += 1;
                 if c.eq {
                     tested_eq.insert(c.field);
                 }
             }
         }
+        let many = (anchors_total / CONTEXT_SHARE).max(8);
         // `!=` conditions are context only on fields guards also test for `==` (not an EtherType
         // but the ports an earlier comparison ruled out).
         let context = |c: &Cond| {
             c.field.bits() <= 16
                 && values.get(&c.field).is_some_and(|v| v.len() <= CONTEXT_VALUES)
                 && (c.eq || tested_eq.contains(&c.field))
+                && guarded.get(c).is_some_and(|&n| n >= many)
         };
         let mut field_ids: HashMap<Field, u32> = HashMap::new();
         let mut cond_ids: HashMap<Cond, u32> = HashMap::new();
@@ -270,6 +281,26 @@ impl Index {
 
     /// The switch: on the field most tables' contexts test, one plan per value they name.
     fn plan(&mut self, guard_ids: &mut HashMap<Vec<u32>, u32>) -> Switch {
+        // The fields contexts test most are the candidates; the one whose longest plan is
+        // shortest wins (a VLAN number in a few filters' contexts is no EtherType).
+        let mut uses: Vec<(u32, usize)> = self.context_fields();
+        uses.sort_by_key(|&(f, n)| (std::cmp::Reverse(n), f));
+        let mut best: Option<(usize, Switch)> = None;
+        for &(f, _) in uses.iter().take(4) {
+            let sw = self.plan_on(Some(f), guard_ids);
+            let longest = sw.plans.iter().map(|p| p.steps.len()).max().unwrap_or(0);
+            if best.as_ref().is_none_or(|b| longest < b.0) {
+                best = Some((longest, sw));
+            }
+        }
+        match best {
+            Some((_, sw)) => sw,
+            None => self.plan_on(None, guard_ids),
+        }
+    }
+
+    /// How many tables' contexts test each field.
+    fn context_fields(&self) -> Vec<(u32, usize)> {
         let mut uses: HashMap<u32, usize> = HashMap::new();
         for t in &self.tables {
             let mut fields: Vec<u32> =
@@ -279,8 +310,11 @@ impl Index {
                 *uses.entry(f).or_default() += 1;
             }
         }
-        let field =
-            uses.into_iter().max_by_key(|&(f, n)| (n, std::cmp::Reverse(f))).map(|(f, _)| f);
+        uses.into_iter().collect()
+    }
+
+    /// The switch on `field` (`None`: one plan of every table).
+    fn plan_on(&mut self, field: Option<u32>, guard_ids: &mut HashMap<Vec<u32>, u32>) -> Switch {
         let Some(sw) = field else {
             let steps: Vec<(u32, u32)> =
                 (0..self.tables.len() as u32).map(|t| (t, self.tables[t as usize].guard)).collect();
