@@ -61,6 +61,7 @@ pub mod multi;
 pub mod output;
 pub mod parallel;
 pub mod pf_between;
+pub mod split;
 pub mod switch;
 pub mod text;
 pub mod user;
