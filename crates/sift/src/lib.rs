@@ -58,6 +58,7 @@ pub mod input;
 pub mod live;
 pub mod live_xdp;
 pub mod multi;
+pub mod multi_bench;
 pub mod output;
 pub mod parallel;
 pub mod pf_between;
