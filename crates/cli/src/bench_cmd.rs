@@ -311,7 +311,8 @@ fn run_filters(args: &BenchArgs, path: &Path) -> anyhow::Result<ExitCode> {
                 format!("the first filter alone (`{}`), JIT, batches", set.filters()[0].expr)
             }
             Measure::Separate if f.separate_timed < f.filters => format!(
-                "every filter separately, JIT, batches: {} of {} timed (evenly spaced), sum                  scaled to all",
+                "every filter separately, JIT, batches: {} of {} timed (evenly spaced), sum \
+                 scaled to all",
                 f.separate_timed, f.filters
             ),
             Measure::Separate => format!("every filter separately ({}), JIT, batches", f.filters),
