@@ -104,6 +104,8 @@ const OPTIONS: &[Spec] = &[
     long("xdp-copy", false),
     long("json", false),
     long("pcapng", false),
+    long("split", true),
+    long("first", false),
     // tcpdump's options sift does not implement.
     refused(b'b', false, "BGP AS numbers in ASDOT notation are not printed"),
     refused(b'E', true, "decrypting IPsec ESP is not supported"),

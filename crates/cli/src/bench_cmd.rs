@@ -16,6 +16,11 @@
 //! instructions) or a pcap-filter expression, which each engine compiles its own way (sift,
 //! libpcap's `pcap_compile -O`, the CSPF compiler): each engine runs the program its users
 //! would get, and only accept/reject must agree.
+//!
+//! `--filters FILTERS.txt` measures a filter set instead (`sift::multi_bench`): the decision
+//! program (every match and first match, JIT and interpreter), the set's first filter alone
+//! and every filter separately, medians of `--rounds` rounds of one run, their ratios, and the
+//! set's compile time. Without `-r` it runs over a generated capture (`--packets`, seed 1).
 
 use crate::console::outln;
 use std::path::{Path, PathBuf};
@@ -59,9 +64,24 @@ pub enum BenchEngine {
 /// Options of `sift bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// The capture to run over (loaded into memory).
+    /// The capture to run over (loaded into memory). With --filters it may be left out: a
+    /// generated capture is used.
     #[arg(short = 'r', value_name = "CAPTURE")]
-    pub capture: PathBuf,
+    pub capture: Option<PathBuf>,
+    /// Measure a filter set (one `NAME [priority N] [continue] EXPR` a line): one decision
+    /// program against one filter and against every filter run separately.
+    #[arg(long, value_name = "FILTERS", conflicts_with_all = ["program", "engines", "compare", "plot"])]
+    pub filters: Option<PathBuf>,
+    /// With --filters: rounds of the measures, the figure being each one's median.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub rounds: usize,
+    /// With --filters: at most this many filters are timed separately; a larger set is
+    /// sampled (evenly spaced) and the sum scaled to the whole set.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub separate_max: usize,
+    /// With --filters and no -r: how many packets to generate.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub packets: usize,
     /// An engine to run (repeat for several, or `all`); default: interp, jit and libpcap.
     /// Every run also reports the floors (floor, floor-pf): each packet's first byte loaded,
     /// no filter.
@@ -129,6 +149,15 @@ struct Figure {
 
 /// Runs `sift bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if let Some(filters) = &args.filters {
+        if !args.expression.is_empty() {
+            bail!("--filters measures the filters of {}; give no expression", filters.display());
+        }
+        return run_filters(&args, filters);
+    }
+    let Some(capture) = args.capture.clone() else {
+        bail!("give the capture to run over with -r CAPTURE");
+    };
     let subjects: Vec<(String, Subject)> = match (&args.program, args.expression.is_empty()) {
         (Some(path), _) => {
             let program = crate::bpf_cmd::read_program(path)?;
@@ -143,9 +172,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         (None, true) => bail!("give a filter expression or --program PROG"),
     };
-    let packets = load(&args.capture)?;
+    let packets = load(&capture)?;
     if packets.is_empty() {
-        bail!("{}: no packets to run over", args.capture.display());
+        bail!("{}: no packets to run over", capture.display());
     }
     let lines: Vec<Line> = if args.engines.is_empty() {
         [Engine::Interp, Engine::Jit, Engine::Libpcap].map(Line::Engine).to_vec()
@@ -174,7 +203,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "{} packets ({} bytes) from {}, {} {} instructions",
             packets.len(),
             packets.total_bytes(),
-            args.capture.display(),
+            capture.display(),
             match (&prepared.subject, prepared.compile_time) {
                 (Subject::Expression(e), Some(t)) =>
                     format!("`{e}` compiled by sift in {:.1} µs to", micros(t)),
@@ -222,6 +251,101 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         outln!("chart written to {}", path.display())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `sift bench --filters FILTERS [-r CAPTURE]`: the table of `sift::multi_bench`.
+fn run_filters(args: &BenchArgs, path: &Path) -> anyhow::Result<ExitCode> {
+    use sift::multi_bench::{Measure, MultiBenchOptions};
+    let origin = path.display().to_string();
+    let text = sift::text::read(path, sift::text::TextKind::FilterSet)?;
+    let set = sift::multi::parse_set(&text, &origin)
+        .map_err(|e| anyhow!("{}", sift::split::located(&e)))?;
+    let (packets, shown) = match &args.capture {
+        Some(c) => (load(c)?, c.display().to_string()),
+        None => (generated(args.packets), format!("sift gen -c {} (in memory)", args.packets)),
+    };
+    if packets.is_empty() {
+        bail!("{shown}: no packets to run over");
+    }
+    let options = MultiBenchOptions {
+        rounds: args.rounds.max(1),
+        min_time: Duration::from_secs_f64(args.seconds.max(0.0) / 5.0),
+        separate_max: args.separate_max.max(1),
+    };
+    let f = sift::multi_bench::measure(&packets, &set, &origin, &options).map_err(|e| match e {
+        sift::multi_bench::MultiBenchError::Set(e) => anyhow!("{}", sift::split::located(&e)),
+        e => e.into(),
+    })?;
+    outln!(
+        "{} filters from {origin} over {} packets ({} bytes) from {shown}",
+        f.filters,
+        f.packets,
+        packets.total_bytes()
+    )?;
+    outln!(
+        "compile: {:.1} ms for the decision program, {:.1} ms more for its members' JIT code",
+        f.compile.as_secs_f64() * 1e3,
+        f.jit.as_secs_f64() * 1e3
+    )?;
+    for line in f.summary.lines() {
+        outln!("  {line}")?;
+    }
+    outln!(
+        "{} packets go to a filter, {} matches in all; {:.2} filters run per packet (candidates)",
+        f.matched.0,
+        f.matched.1,
+        f.candidates_per_packet
+    )?;
+    outln!(
+        "ns/packet, median of {} rounds (each measure at least {:.2} s a round, all in this run):",
+        options.rounds,
+        options.min_time.as_secs_f64()
+    )?;
+    for t in &f.timings {
+        let what = match t.measure {
+            Measure::DecideAllJit => "decision program, every match, members on the JIT".into(),
+            Measure::DecideFirstJit => "decision program, first match (CSPF), JIT".into(),
+            Measure::DecideAllInterp => "decision program, every match, interpreter".into(),
+            Measure::DecideFirstInterp => "decision program, first match, interpreter".into(),
+            Measure::OneFilter => {
+                format!("the first filter alone (`{}`), JIT, batches", set.filters()[0].expr)
+            }
+            Measure::Separate if f.separate_timed < f.filters => format!(
+                "every filter separately, JIT, batches: {} of {} timed (evenly spaced), sum \
+                 scaled to all",
+                f.separate_timed, f.filters
+            ),
+            Measure::Separate => format!("every filter separately ({}), JIT, batches", f.filters),
+        };
+        let spread =
+            t.rounds.iter().copied().fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        outln!(
+            "{:<19} {:>12.2}  (rounds {:.2}–{:.2})  {what}",
+            t.measure.name(),
+            t.median(),
+            spread.0,
+            spread.1
+        )?;
+    }
+    let multi = f.median(Measure::DecideAllJit);
+    let one = f.median(Measure::OneFilter);
+    let separate = f.median(Measure::Separate);
+    outln!("ratio multi-all-jit / one-filter: {:.2}x", multi / one)?;
+    outln!("ratio multi-first-jit / one-filter: {:.2}x", f.median(Measure::DecideFirstJit) / one)?;
+    outln!("ratio separate / multi-all-jit: {:.1}x", separate / multi)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `count` packets of `sift gen` (seed 1, Ethernet) in memory.
+fn generated(count: usize) -> Packets {
+    let mut g = sift_gen::Generator::new(1, sift_gen::Config::default());
+    let mut packets = Packets::new(g.link_type(), 262_144);
+    let mut frame = Vec::with_capacity(2048);
+    for _ in 0..count {
+        let m = g.next_frame(&mut frame);
+        packets.push(&frame, m.wire_len);
+    }
+    packets
 }
 
 /// A floor's line: `NAME <ns> ns/packet <Mpps> Mpps  (no filter: HOW)`.

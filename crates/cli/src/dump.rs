@@ -143,6 +143,15 @@ pub struct DumpArgs {
         allow_hyphen_values = true
     )]
     pub user: Option<String>,
+    /// Split the packets by the named filters of FILTERS (one `NAME [priority N] [continue]
+    /// EXPR` a line): each packet decided once, each filter's packets written to its own file
+    /// (-w with one `%s` for the name), or counted.
+    #[arg(long = "split", value_name = "FILTERS")]
+    pub split: Option<PathBuf>,
+    /// With --split: each packet goes to the first filter that matches it, in priority order
+    /// (and to the `continue` filters before it), as CSPF delivered packets.
+    #[arg(long = "first")]
+    pub first: bool,
     /// A filter expression (pcap-filter syntax).
     #[arg(value_name = "EXPRESSION", trailing_var_arg = true, allow_hyphen_values = true)]
     pub expression: Vec<std::ffi::OsString>,
@@ -220,7 +229,7 @@ pub(crate) fn expression(args: &DumpArgs) -> anyhow::Result<Option<String>> {
 }
 
 /// The `-r` arguments as files (patterns expanded).
-fn inputs(read: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn inputs(read: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     sift::input::expand(read).map_err(|e| match e {
         InputError::StdinWithOthers => {
             anyhow!("standard input (-r -) cannot be merged with other files")
@@ -451,19 +460,19 @@ pub fn run(args: DumpArgs, live: &crate::live::LiveArgs) -> anyhow::Result<ExitC
 /// What the readers and the writer changed or skipped, for the warnings at the end of a run
 /// (each kind once, with a count and the first place).
 #[derive(Clone, Copy)]
-struct Warnings<'a> {
+pub(crate) struct Warnings<'a> {
     /// Per input: records cut, damage skipped, values read as libpcap reads them.
-    inputs: &'a [sift::input::InputReport],
+    pub(crate) inputs: &'a [sift::input::InputReport],
     /// Times the output format could not hold as given (its name, and what was written).
-    times: Option<(&'static str, sift_pcap::ChangedTimestamps)>,
+    pub(crate) times: Option<(&'static str, sift_pcap::ChangedTimestamps)>,
     /// Whether the output is pcapng (a pcap record's odd fraction of a second is carried into
     /// the seconds there; a pcap copy keeps it as recorded, as tcpdump's does).
-    pcapng: bool,
+    pub(crate) pcapng: bool,
 }
 
 impl Warnings<'_> {
     /// Prints the warnings on standard error.
-    fn print(&self) {
+    pub(crate) fn print(&self) {
         for input in self.inputs {
             let shown = &input.shown;
             if let Some(first) = input.skipped.first_offset {

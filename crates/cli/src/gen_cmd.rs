@@ -2,6 +2,9 @@
 //!
 //! Used for benchmarks (`sift gen -c 2000000 -w big.pcap`), for trying filters on traffic of a
 //! given link type, and by tests. The same seed and options always give the same bytes.
+//! `sift gen --filters N [--seed S]` prints a realistic filter set instead (per-host,
+//! per-subnet, per-port, per-VLAN filters as `NAME EXPR` lines, `sift_gen::filters`), for
+//! `--split` and `bench --filters`.
 
 use std::process::ExitCode;
 
@@ -16,7 +19,11 @@ use sift_pcap::{Interface, PcapWriter, PcapngWriter, Precision, Timestamp};
 pub struct GenArgs {
     /// Write the capture to FILE (`-` for standard output).
     #[arg(short = 'w', value_name = "FILE")]
-    pub write: std::path::PathBuf,
+    pub write: Option<std::path::PathBuf>,
+    /// Print a realistic set of N named filters (a --split file) instead of a capture, to
+    /// standard output (or -w FILE).
+    #[arg(long, value_name = "N")]
+    pub filters: Option<usize>,
     /// Number of packets.
     #[arg(short = 'c', long = "count", default_value_t = 1000)]
     pub count: u64,
@@ -55,6 +62,18 @@ fn link_named(name: &str) -> anyhow::Result<Link> {
 
 /// Runs `sift gen`.
 pub fn run(args: GenArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.filters {
+        let text = sift_gen::filters::realistic_file(n, args.seed);
+        match &args.write {
+            None => crate::console::print(text)?,
+            Some(p) if p.as_os_str() == "-" => crate::console::print(text)?,
+            Some(p) => std::fs::write(p, text).with_context(|| p.display().to_string())?,
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(write) = &args.write else {
+        bail!("give the capture's file with -w FILE (`-` for standard output)");
+    };
     let link = link_named(&args.link)?;
     if !(0.0..=1.0).contains(&args.truncate) || !(0.0..=1.0).contains(&args.malformed) {
         bail!("--truncate and --malformed are fractions between 0 and 1");
@@ -68,10 +87,10 @@ pub fn run(args: GenArgs) -> anyhow::Result<ExitCode> {
     let mut generator = Generator::new(args.seed, config);
     let link_type = generator.link_type();
     let precision = if args.precision == "nano" { Precision::Nano } else { Precision::Micro };
-    let out: Box<dyn std::io::Write> = if args.write.as_os_str() == "-" {
+    let out: Box<dyn std::io::Write> = if write.as_os_str() == "-" {
         Box::new(std::io::stdout())
     } else {
-        let path = &args.write;
+        let path = write;
         Box::new(
             std::fs::File::create(path)
                 .with_context(|| format!("{}: cannot create", path.display()))?,

@@ -246,6 +246,23 @@ pub(crate) fn choose_link_type(cfg: &mut Config, wanted: Option<LinkType>) -> an
 
 /// Runs live capture (or `-D`).
 pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
+    run_with(live, args, None)
+}
+
+/// Runs a live capture split by a filter set (`--split`, checked by `split_cmd`).
+pub fn run_split(
+    live: LiveArgs,
+    args: DumpArgs,
+    splitter: sift::split::Splitter,
+) -> anyhow::Result<ExitCode> {
+    run_with(live, args, Some(splitter))
+}
+
+fn run_with(
+    live: LiveArgs,
+    args: DumpArgs,
+    split: Option<sift::split::Splitter>,
+) -> anyhow::Result<ExitCode> {
     live.check_xdp()?;
     if live.list {
         return list_interfaces();
@@ -307,6 +324,17 @@ pub fn run(live: LiveArgs, args: DumpArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    if let Some(splitter) = split {
+        let run = crate::split_cmd::LiveSplit {
+            session,
+            splitter,
+            live: &live,
+            args: &args,
+            interface: &interface,
+            snaplen,
+        };
+        return crate::split_cmd::run_live(run);
+    }
     // Compile before any output exists: a bad filter leaves no file, as with tcpdump.
     let expr = crate::dump::expression(&args)?;
     let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
@@ -391,7 +419,7 @@ fn finish_sink(sink: &mut LiveSink, stats: sift_capture::Stats) -> anyhow::Resul
 }
 
 /// tcpdump's SIGUSR1 line.
-fn counters_line(captured: u64, stats: sift_capture::Stats) {
+pub(crate) fn counters_line(captured: u64, stats: sift_capture::Stats) {
     errln!(
         "sift: {captured} packet{} captured, {} packet{} received by filter, {} packet{} \
          dropped by kernel",
@@ -469,7 +497,7 @@ fn run_xdp(
 }
 
 /// tcpdump's end of a capture: the file limit, the counters, then the first error.
-fn conclude(
+pub(crate) fn conclude(
     live: &LiveArgs,
     interface: &str,
     outcome: Outcome<anyhow::Error>,

@@ -28,6 +28,7 @@ mod plot;
 mod print;
 mod program;
 mod progress;
+mod split_cmd;
 mod switch_cmd;
 mod xdp_cmd;
 
@@ -135,6 +136,8 @@ fn main() -> ExitCode {
         None if cli.live.list_ts_types && cli.dump.read.is_empty() => {
             live::list_time_stamp_types(&cli.live)
         }
+        None if cli.dump.split.is_some() => split_cmd::run(cli.dump, cli.live),
+        None if cli.dump.first => split_cmd::check_first(&cli.dump).map(|()| ExitCode::SUCCESS),
         None if cli.dump.dump_program > 0 => program::run(&cli.dump, &cli.live),
         None if cli.live.wanted() => live::run(cli.live, cli.dump),
         None => cli.live.check_xdp().and_then(|()| dump::run(cli.dump, &cli.live)),

@@ -626,3 +626,72 @@ fn y_i_j_and_u_on_a_live_capture() {
     let _ = r.next_packet();
     assert_eq!(r.interfaces()[0].link_type, sift_pcap::LinkType::LINUX_SLL);
 }
+
+/// `sift -i cap0 --split SET -w 'o-%s.pcap' -c N -s S`: each filter's file holds the packets it
+/// keeps of the first N captured (`-c` counts packets captured, whatever they matched), cut to
+/// S bytes. The set is decided in user space on the frames as written (VLAN tags put back), so
+/// each filter keeps what it keeps of the frames as sent.
+#[test]
+fn split_writes_each_filters_packets_from_a_live_capture() {
+    let Some(ns) = Netns::new("split") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = generate(dir.path(), 2000, 21);
+    let set = [
+        ("web", "tcp port 80 or tcp port 443"),
+        ("dns", "udp port 53"),
+        ("vlans", "vlan"),
+        ("syn", "tcp[tcpflags] & tcp-syn != 0"),
+        ("all", ""),
+    ];
+    let set_path = dir.path().join("set.txt");
+    let text: String = set.iter().map(|(n, e)| format!("{n} {e}\n")).collect();
+    std::fs::write(&set_path, text).unwrap();
+    let pattern = dir.path().join("o-%s.pcap");
+    let sift = Running::start(
+        &ns,
+        &[
+            SIFT,
+            "-i",
+            "cap0",
+            "--split",
+            set_path.to_str().unwrap(),
+            "-w",
+            pattern.to_str().unwrap(),
+            "-c",
+            "1500",
+            "-s",
+            "200",
+        ],
+    );
+    let o = ns.inject(&input, &["--topspeed"]);
+    assert!(o.status.success(), "inject: {}", String::from_utf8_lossy(&o.stderr));
+    let (ok, stderr) = sift.wait(30);
+    assert!(ok, "{stderr}");
+    assert_eq!(counts(&stderr).captured, 1500, "{stderr}");
+    let first = dir.path().join("first.pcap");
+    {
+        // The first 1,500 packets sent, as a file, to compute what each filter keeps.
+        let mut r = sift_pcap::open(&input).unwrap();
+        let mut w = sift_pcap::PcapWriter::new(
+            std::fs::File::create(&first).unwrap(),
+            sift_pcap::LinkType::EN10MB,
+            0,
+            262_144,
+            sift_pcap::Precision::Micro,
+        )
+        .unwrap();
+        for _ in 0..1500 {
+            let p = r.next_packet().unwrap().unwrap();
+            w.write(p.timestamp, p.wire_len, p.data).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let mut matched = 0;
+    for (name, expr) in set {
+        let got = packets(&dir.path().join(format!("o-{name}.pcap")));
+        let want = expected_at_xdp(&first, expr, 200);
+        assert_same_packets(&format!("--split {name} `{expr}`"), &got, &want);
+        matched += usize::from(!want.is_empty());
+    }
+    assert_eq!(matched, set.len(), "every filter keeps something");
+}

@@ -106,6 +106,25 @@ impl Packets {
         Ok(packets)
     }
 
+    /// No packets yet, of `link_type` with snapshot length `snaplen` (0: the largest), as
+    /// from a little-endian file; [`push`](Self::push) adds them (generated ones, say).
+    pub fn new(link_type: LinkType, snaplen: u32) -> Packets {
+        Packets {
+            link_type,
+            snaplen: crate::filter::snaplen_or_max(snaplen),
+            big_endian: false,
+            bytes: Vec::new(),
+            spans: Vec::new(),
+        }
+    }
+
+    /// Adds a packet: its captured bytes and its length on the wire.
+    pub fn push(&mut self, data: &[u8], wire_len: u32) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(data);
+        self.spans.push((start, self.bytes.len(), wire_len));
+    }
+
     /// How many packets there are.
     pub fn len(&self) -> usize {
         self.spans.len()

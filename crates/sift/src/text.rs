@@ -25,6 +25,8 @@ pub enum TextKind {
     Program,
     /// A list of filter expressions, one a line.
     Expressions,
+    /// A filter set: named filters, one a line (`--split`, `bench --filters`).
+    FilterSet,
 }
 
 impl fmt::Display for TextKind {
@@ -33,6 +35,7 @@ impl fmt::Display for TextKind {
             TextKind::Filter => "filter file",
             TextKind::Program => "program file",
             TextKind::Expressions => "list of expressions",
+            TextKind::FilterSet => "filter set",
         })
     }
 }

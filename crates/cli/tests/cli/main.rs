@@ -41,5 +41,7 @@ mod pf_direction;
 mod pf_nat;
 /// Printed lines against `tcpdump -n`; `--json`.
 mod print;
+/// `--split`: each filter's file as written alone, `--first`, counts, located errors.
+mod split;
 /// tcpdump's 830 test captures copied and filtered as tcpdump does (issue 15's acceptance).
 mod tcpdump_corpus;
