@@ -38,6 +38,10 @@ pub struct Index {
     pub filters: usize,
     /// The tables to look up, by the value of one protocol field (see [`Switch`]).
     pub switch: Switch,
+    /// Every table's bitmap, end to end: a step reaches its table's in one load.
+    pub blooms: Vec<u64>,
+    /// Where each table's bitmap is in `blooms`, and its mask.
+    bloom_at: Vec<(u32, u64)>,
 }
 
 /// Which tables a packet looks up, decided by one protocol field (for Ethernet, the
@@ -78,6 +82,10 @@ pub struct Step {
     pub mask: u64,
     /// …and the rest, beyond the plan's 64 (index into [`Index::guards`]; 0: none).
     pub guard: u32,
+    /// Where the table's bitmap starts in [`Index::blooms`], and its bit mask.
+    pub bloom_at: u32,
+    /// The bitmap's bit mask (its size in bits less one).
+    pub bloom_mask: u64,
 }
 
 /// The anchors of one field in one protocol context.
@@ -161,6 +169,12 @@ impl ValueMap {
         if self.bloom.get((b / 64) as usize).is_none_or(|w| w & (1 << (b % 64)) == 0) {
             return &[];
         }
+        self.probe(value)
+    }
+
+    /// [`ValueMap::get`] without the bitmap (the caller tested it).
+    #[inline]
+    fn probe(&self, value: u32) -> &[Entry] {
         let mask = self.slots.len() - 1;
         let mut i = Self::hash(value, self.shift);
         loop {
@@ -274,6 +288,10 @@ impl Index {
             let mut lists: Vec<(u32, Vec<Entry>)> = values.into_iter().collect();
             lists.sort_unstable_by_key(|e| e.0);
             index.tables.push(Table { field: f, guard, map: ValueMap::new(lists) });
+        }
+        for t in &index.tables {
+            index.bloom_at.push((index.blooms.len() as u32, t.map.bloom_mask));
+            index.blooms.extend_from_slice(&t.map.bloom);
         }
         index.switch = index.plan(&mut guard_ids);
         index
@@ -402,8 +420,10 @@ impl Index {
                 self.guards.push(rest);
                 self.guards.len() as u32 - 1
             });
-            let field = self.fields[self.tables[t as usize].field as usize];
-            plan.steps.push(Step { field, table: t, mask, guard });
+            let table = &self.tables[t as usize];
+            let field = self.fields[table.field as usize];
+            let (bloom_at, bloom_mask) = self.bloom_at[t as usize];
+            plan.steps.push(Step { field, table: t, mask, guard, bloom_at, bloom_mask });
         }
         plan
     }
@@ -441,7 +461,7 @@ impl Index {
 
     /// A scratch area for [`Index::candidates`].
     pub fn scratch(&self) -> Scratch {
-        Scratch { stamp: 0, seen: vec![(0, 0); self.filters] }
+        Scratch { stamp: 0, seen: vec![(0, 0); self.filters], values: vec![0; 64] }
     }
 
     /// The filters that may accept the packet, ascending by rank, each once, with whether a
@@ -455,7 +475,7 @@ impl Index {
         out: &mut Vec<(u32, bool)>,
     ) {
         out.clear();
-        if s.seen.len() != self.filters {
+        if s.seen.len() != self.filters || s.values.len() != 64 {
             *s = self.scratch();
         }
         s.next();
@@ -476,19 +496,59 @@ impl Index {
         for (i, c) in plan.conds.iter().enumerate() {
             bits |= u64::from(c.holds(pkt, wire_len)) << i;
         }
-        for step in &plan.steps {
-            if bits & step.mask != step.mask
-                || (step.guard != 0 && !self.holds(step.guard, pkt, wire_len))
-            {
-                continue;
+        // Two passes over each group of 64 steps: first every step's field and bitmap bit, with
+        // no branch on the bitmaps' (often missing) cache lines, so their loads overlap; then
+        // the tables of the steps whose bit is set.
+        for group in plan.steps.chunks(64) {
+            let mut maybe = 0u64;
+            for (i, step) in group.iter().enumerate() {
+                if bits & step.mask != step.mask {
+                    continue;
+                }
+                let Some(v) = step.field.eval(pkt, wire_len) else { continue };
+                let b = ValueMap::bloom_bit(v, step.bloom_mask);
+                let word = self
+                    .blooms
+                    .get(step.bloom_at as usize + (b / 64) as usize)
+                    .copied()
+                    .unwrap_or(0);
+                maybe |= ((word >> (b % 64)) & 1) << i;
+                s.values[i] = v;
             }
-            let Some(v) = step.field.eval(pkt, wire_len) else { continue };
-            let Some(t) = self.tables.get(step.table as usize) else { continue };
-            for e in t.map.get(v) {
+            while maybe != 0 {
+                let i = maybe.trailing_zeros() as usize;
+                maybe &= maybe - 1;
+                let step = &group[i];
+                if step.guard != 0 && !self.holds(step.guard, pkt, wire_len) {
+                    continue;
+                }
+                let Some(t) = self.tables.get(step.table as usize) else { continue };
+                self.hits(t.map.probe(s.values[i]), pkt, wire_len, stamp, &mut s.seen, out);
+            }
+        }
+        out.extend(self.always.iter().map(|&r| (r, false)));
+        if out.len() > 1 {
+            out.sort_unstable_by_key(|e| e.0);
+        }
+    }
+
+    /// Adds a table's hit anchors whose guard holds to the candidates.
+    #[inline]
+    fn hits(
+        &self,
+        entries: &[Entry],
+        pkt: &[u8],
+        wire_len: u32,
+        stamp: u32,
+        seen: &mut [(u32, u32)],
+        out: &mut Vec<(u32, bool)>,
+    ) {
+        {
+            for e in entries {
                 if e.guard != 0 && !self.holds(e.guard, pkt, wire_len) {
                     continue;
                 }
-                let seen = &mut s.seen[e.rank as usize];
+                let Some(seen) = seen.get_mut(e.rank as usize) else { continue };
                 if seen.0 != stamp {
                     *seen = (stamp, out.len() as u32);
                     out.push((e.rank, e.exact));
@@ -496,10 +556,6 @@ impl Index {
                     out[seen.1 as usize].1 = true;
                 }
             }
-        }
-        out.extend(self.always.iter().map(|&r| (r, false)));
-        if out.len() > 1 {
-            out.sort_unstable_by_key(|e| e.0);
         }
     }
 
@@ -522,6 +578,8 @@ pub struct Scratch {
     stamp: u32,
     /// Per filter: the packet's stamp, and where it is in the candidates.
     seen: Vec<(u32, u32)>,
+    /// The fields' values of a group of steps.
+    values: Vec<u32>,
 }
 
 impl Scratch {
