@@ -7,7 +7,6 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use sift_compile::ebpf::{self, EbpfFilter, EbpfOptions, Hook};
 use sift_compile::multi::{self, Decide, FilterSet};
 use sift_compile::pipeline::{LinkType, Options};
-use sift_ebpf::{ImmKind, Insn};
 
 fn load(f: &EbpfFilter) -> (OwnedFd, Vec<OwnedFd>) {
     let maps: Vec<OwnedFd> = f
@@ -18,20 +17,8 @@ fn load(f: &EbpfFilter) -> (OwnedFd, Vec<OwnedFd>) {
                 .expect("map")
         })
         .collect();
-    let insns: Vec<Insn> = f
-        .insns
-        .iter()
-        .map(|i| match *i {
-            Insn::LdImm64 { dst, kind: ImmKind::MapFd, imm } => Insn::LdImm64 {
-                dst,
-                kind: ImmKind::MapFd,
-                imm: maps[imm as usize].as_raw_fd() as u64,
-            },
-            other => other,
-        })
-        .collect();
-    let bytes: Vec<u8> =
-        sift_ebpf::encode_program(&insns).iter().flat_map(sift_ebpf::EbpfInsn::encode).collect();
+    let fds: Vec<i32> = maps.iter().map(|m| m.as_raw_fd()).collect();
+    let bytes = f.bytes_with_map_fds(&fds);
     let prog = sift_sys::bpf::prog_load(f.prog_type().number(), &bytes, None).expect("load");
     (prog, maps)
 }

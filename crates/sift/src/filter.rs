@@ -99,6 +99,18 @@ impl Target {
         Target { savefile: Some(order), ..self }
     }
 
+    /// The compiler's options for these packets, as tcpdump gives them to libpcap's:
+    /// `protochain` walks as libpcap's loop (`Mode::LibpcapLoops`), or unrolled for the kernel.
+    pub fn options<'r>(&self, optimize: bool, resolver: &'r dyn Resolver) -> pipeline::Options<'r> {
+        pipeline::Options::new(self.link_type, resolver)
+            .snaplen(self.snaplen)
+            .netmask(self.netmask)
+            .linux_ext(self.linux_ext)
+            .optimize(optimize)
+            .mode(if self.kernel { Mode::Libpcap } else { Mode::LibpcapLoops })
+            .savefile(self.savefile)
+    }
+
     /// The same packets, the program for the kernel (see [`Target::kernel`]).
     pub fn for_kernel(self) -> Target {
         Target { kernel: true, ..self }
@@ -153,13 +165,7 @@ pub fn compile(
     optimize: bool,
     resolver: &dyn Resolver,
 ) -> Result<Validated, FilterError> {
-    let opts = pipeline::Options::new(target.link_type, resolver)
-        .snaplen(target.snaplen)
-        .netmask(target.netmask)
-        .linux_ext(target.linux_ext)
-        .optimize(optimize)
-        .mode(if target.kernel { Mode::Libpcap } else { Mode::LibpcapLoops })
-        .savefile(target.savefile);
+    let opts = target.options(optimize, resolver);
     match pipeline::compile(expr, &opts) {
         Ok(compiled) => Ok(compiled.program),
         // libpcap only says "rejects all packets" after running its optimizer, which it skips

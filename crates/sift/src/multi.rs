@@ -10,9 +10,7 @@
 
 use crate::filter::{Engine, Target};
 use sift_compile::multi::{self, Decide, FilterSet, MultiError, MultiProgram, Scratch};
-use sift_compile::pipeline;
 use sift_filter::Resolver;
-use sift_verify::Mode;
 use sift_vm::PacketRef;
 
 /// Why a filter set gives no decision program.
@@ -56,13 +54,7 @@ pub fn compile(
     resolver: &dyn Resolver,
     origin: &str,
 ) -> Result<MultiProgram, MultiFilterError> {
-    let opts = pipeline::Options::new(target.link_type, resolver)
-        .snaplen(target.snaplen)
-        .netmask(target.netmask)
-        .linux_ext(target.linux_ext)
-        .optimize(optimize)
-        .mode(if target.kernel { Mode::Libpcap } else { Mode::LibpcapLoops })
-        .savefile(target.savefile);
+    let opts = target.options(optimize, resolver);
     multi::compile(set, &opts).map_err(|error| {
         let expr = set
             .filters()

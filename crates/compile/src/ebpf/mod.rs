@@ -227,6 +227,25 @@ impl EbpfFilter {
         sift_ebpf::encode_program(&self.insns)
     }
 
+    /// The program's bytes as `bpf(BPF_PROG_LOAD)` takes them, with map `i`'s reference
+    /// holding `fds[i]` (the descriptor of the map created from `maps[i]`; a reference to a map
+    /// without one keeps its index).
+    pub fn bytes_with_map_fds(&self, fds: &[i32]) -> Vec<u8> {
+        let insns: Vec<Insn> = self
+            .insns
+            .iter()
+            .map(|i| match *i {
+                Insn::LdImm64 { dst, kind: ImmKind::MapFd, imm } => Insn::LdImm64 {
+                    dst,
+                    kind: ImmKind::MapFd,
+                    imm: fds.get(imm as usize).map_or(imm, |&fd| fd as u64),
+                },
+                other => other,
+            })
+            .collect();
+        sift_ebpf::encode_program(&insns).iter().flat_map(EbpfInsn::encode).collect()
+    }
+
     /// The slots as an [`EbpfProgram`].
     pub fn program(&self) -> EbpfProgram {
         EbpfProgram { insns: self.slots() }

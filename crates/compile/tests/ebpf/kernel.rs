@@ -8,7 +8,6 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use crate::{Filter, base_frames, classic, corpus_filters, generated_count, generated_filters};
 use sift_compile::ebpf::{self, EbpfFilter, EbpfOptions, Hook};
-use sift_ebpf::{ImmKind, Insn};
 
 /// Whether `bpf(2)` can be used here (else SKIP, or a failure under `SIFT_REQUIRE_ORACLES=1`).
 pub fn available() -> bool {
@@ -47,20 +46,8 @@ pub fn load(f: &EbpfFilter) -> Result<Loaded, String> {
         .map_err(|e| format!("map {}: {e}", m.name))?;
         maps.push(fd);
     }
-    let insns: Vec<Insn> = f
-        .insns
-        .iter()
-        .map(|i| match *i {
-            Insn::LdImm64 { dst, kind: ImmKind::MapFd, imm } => Insn::LdImm64 {
-                dst,
-                kind: ImmKind::MapFd,
-                imm: maps[imm as usize].as_raw_fd() as u64,
-            },
-            other => other,
-        })
-        .collect();
-    let bytes: Vec<u8> =
-        sift_ebpf::encode_program(&insns).iter().flat_map(sift_ebpf::EbpfInsn::encode).collect();
+    let fds: Vec<i32> = maps.iter().map(|m| m.as_raw_fd()).collect();
+    let bytes = f.bytes_with_map_fds(&fds);
     let ty = f.prog_type().number();
     match sift_sys::bpf::prog_load(ty, &bytes, None) {
         Ok(prog) => Ok(Loaded { prog, maps }),
