@@ -2,7 +2,9 @@
 //! figure while developing; `sift bench --filters` measures a capture as the offline paths
 //! read it).
 //!
-//! `cargo run --release -p sift --example multi_cost -- [FRAMES]`
+//! `cargo run --release -p sift --example multi_cost -- [FRAMES]`; `SIZES=1,1000` the set sizes,
+//! `REPS` the rounds, `INTERP=1` members on the interpreter, `SUMMARY=1` the index's tables,
+//! `PHASES=1` the compile time by stage (parse and generate, optimize and emit, analyse).
 
 use sift::filter::{Engine, Target};
 use sift::multi::MultiFilter;
@@ -33,6 +35,37 @@ fn main() {
     for n in sizes {
         let text = sift_gen::filters::realistic_file(n, 42);
         let set = FilterSet::parse(text.as_bytes()).unwrap();
+        if std::env::var("PHASES").is_ok() {
+            let opts = target.options(true, &resolver);
+            let t = Instant::now();
+            let graphs: Vec<_> = set
+                .filters()
+                .iter()
+                .map(|f| sift_compile::pipeline::graph(&f.expr, &opts.optimize(false)).unwrap())
+                .collect();
+            let generated = t.elapsed();
+            let t = Instant::now();
+            let mut compiled = Vec::new();
+            for g in graphs {
+                let mut cfg = g.cfg;
+                let stats = Some(sift_compile::optimize(&mut cfg));
+                compiled.push(sift_compile::pipeline::finish(
+                    sift_compile::pipeline::Graph { cfg, stats },
+                    &opts,
+                ));
+            }
+            let fin = t.elapsed();
+            let t = Instant::now();
+            for c in compiled.iter().flatten() {
+                std::hint::black_box(sift_compile::multi::anchor::prepare(&c.cfg));
+            }
+            println!(
+                "phases: parse+gen {:?}, optimize+emit {:?}, prepare {:?}",
+                generated,
+                fin,
+                t.elapsed()
+            );
+        }
         let t = Instant::now();
         let prog = sift::multi::compile(&set, &target, true, &resolver, "set").unwrap();
         let compile = t.elapsed();
