@@ -2,7 +2,7 @@
 //!
 //! **Why it exists.** Many-filter programs (`sift --split`, `sift bench --filters`) are tested
 //! and measured on sets that look like real ones — per-host, per-subnet, per-port, per-VLAN
-//! filters and mixes of them — drawn from the same [`pools`](crate::pools) as the generated
+//! filters and mixes of them — drawn from the same [`pools`] as the generated
 //! traffic, so a useful fraction of them match it, while most (other tenants' addresses) match
 //! nothing on a given packet, as in a real split: only the first [`TRAFFIC_FILTERS`] filters
 //! name the traffic's hosts, networks and ports (each a few times at most), the rest name other
