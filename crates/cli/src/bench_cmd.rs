@@ -258,8 +258,7 @@ fn run_filters(args: &BenchArgs, path: &Path) -> anyhow::Result<ExitCode> {
     use sift::multi_bench::{Measure, MultiBenchOptions};
     let origin = path.display().to_string();
     let text = sift::text::read(path, sift::text::TextKind::FilterSet)?;
-    let set = sift::multi::parse_set(&text, &origin)
-        .map_err(|e| anyhow!("{}", sift::split::located(&e)))?;
+    let set = sift::multi::parse_set(&text, &origin).map_err(|e| anyhow!("{e}"))?;
     let (packets, shown) = match &args.capture {
         Some(c) => (load(c)?, c.display().to_string()),
         None => (generated(args.packets), format!("sift gen -c {} (in memory)", args.packets)),
@@ -273,7 +272,7 @@ fn run_filters(args: &BenchArgs, path: &Path) -> anyhow::Result<ExitCode> {
         separate_max: args.separate_max.max(1),
     };
     let f = sift::multi_bench::measure(&packets, &set, &origin, &options).map_err(|e| match e {
-        sift::multi_bench::MultiBenchError::Set(e) => anyhow!("{}", sift::split::located(&e)),
+        sift::multi_bench::MultiBenchError::Set(e) => anyhow!("{e}"),
         e => e.into(),
     })?;
     outln!(

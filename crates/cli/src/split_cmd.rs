@@ -26,14 +26,14 @@ use crate::live::LiveArgs;
 /// An error of the set in the command line's form (`FILE:LINE:COLUMN: …`).
 fn set_error(e: SplitFileError) -> anyhow::Error {
     match e {
-        SplitFileError::Set(e) => anyhow!("{}", sift::split::located(&e)),
+        SplitFileError::Set(e) => anyhow!("{e}"),
         e => e.into(),
     }
 }
 
 fn split_error(e: SplitError) -> anyhow::Error {
     match e {
-        SplitError::Filters(e) => anyhow!("{}", sift::split::located(&e)),
+        SplitError::Filters(e) => anyhow!("{e}"),
         SplitError::Output { path, source } => crate::dump::file_error(source, &path),
         e => e.into(),
     }
@@ -149,7 +149,7 @@ fn run_files(args: DumpArgs, mut splitter: Splitter) -> anyhow::Result<ExitCode>
     }
     // Compile before any output exists: a bad filter leaves no file, as with tcpdump.
     if let Some(first) = source.interfaces().first() {
-        splitter.prepare(first).map_err(|e| anyhow!("{}", sift::split::located(&e)))?;
+        splitter.prepare(first).map_err(|e| anyhow!("{e}"))?;
     }
     let mut progress = crate::progress::Progress::new(source.progress().1, false);
     let limit = args.count.unwrap_or(u64::MAX);
@@ -194,7 +194,7 @@ fn run_files(args: DumpArgs, mut splitter: Splitter) -> anyhow::Result<ExitCode>
         read += packets.len() as u64;
         if let Err(e) = decided {
             filter_failed = true;
-            break Err(anyhow!("{}", sift::split::located(&e)));
+            break Err(anyhow!("{e}"));
         }
     };
     progress.clear();
@@ -243,10 +243,8 @@ impl Sink for SplitSink {
     type Error = anyhow::Error;
 
     fn take(&mut self, packet: &Packet<'_>) -> anyhow::Result<Taken> {
-        let ranks = self
-            .splitter
-            .decide(packet, &self.interfaces[0])
-            .map_err(|e| anyhow!("{}", sift::split::located(&e)))?;
+        let ranks =
+            self.splitter.decide(packet, &self.interfaces[0]).map_err(|e| anyhow!("{e}"))?;
         for &r in ranks {
             self.counts[r as usize] += 1;
             if let Some(outs) = self.outputs.as_mut() {
@@ -285,7 +283,7 @@ pub fn run_live(run: LiveSplit<'_>) -> anyhow::Result<ExitCode> {
     iface.name = Some(interface.to_string());
     let mut splitter = splitter.for_live();
     // Compile before any output exists.
-    splitter.prepare(&iface).map_err(|e| anyhow!("{}", sift::split::located(&e)))?;
+    splitter.prepare(&iface).map_err(|e| anyhow!("{e}"))?;
     let engine = crate::bpf_cmd::EngineArg::chosen(args.engine);
     session.set_filter(None, false, engine)?;
     if let Some(user) = &args.user {

@@ -60,7 +60,7 @@ impl Slot {
 }
 
 /// The width of a packet load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Size {
     /// 32 bits (`ld`).
     W,

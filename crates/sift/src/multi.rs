@@ -25,8 +25,9 @@ pub enum MultiFilterError {
         /// What is wrong, where.
         error: multi::SetError,
     },
-    /// A filter does not compile; shown with its line and a caret under the offending text.
-    #[error("{origin}:{}: filter `{}`: {}", .error.line, .error.name, render(.error, .expr))]
+    /// A filter does not compile; shown as `FILE:LINE:COLUMN` (where the offending text is
+    /// in the file) with a caret under it.
+    #[error("{}", compile_message(.origin, .expr, .error))]
     Compile {
         /// Where the set came from.
         origin: String,
@@ -37,8 +38,15 @@ pub enum MultiFilterError {
     },
 }
 
-fn render(e: &MultiError, expr: &str) -> String {
-    e.error.render(expr).trim_end().to_string()
+/// `FILE:LINE:COLUMN: filter `NAME`: …`, the column that of the error's span in the file.
+fn compile_message(origin: &str, expr: &str, e: &MultiError) -> String {
+    let start = e.error.span.map_or(0, |s| s.start as usize).min(expr.len());
+    let before = expr.get(..start).map_or(start, |s| s.chars().count());
+    let column = e.expr_column as usize + before;
+    let rendered = e.error.render(expr);
+    let rendered = rendered.trim_end();
+    let body = rendered.strip_prefix("error: ").unwrap_or(rendered);
+    format!("{origin}:{}:{column}: filter `{}`: {body}", e.line, e.name)
 }
 
 /// Reads a filter-set file's text (`origin` names it in errors).

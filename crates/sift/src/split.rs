@@ -504,20 +504,3 @@ impl Write for Pending {
         Ok(())
     }
 }
-
-/// A filter set's error as `FILE:LINE:COLUMN: …`; a compile error with its filter's name, its
-/// expression and a caret under the offending text.
-pub fn located(e: &MultiFilterError) -> String {
-    match e {
-        MultiFilterError::Compile { origin, expr, error } => {
-            let start = error.error.span.map_or(0, |s| s.start as usize).min(expr.len());
-            let before = expr.get(..start).map_or(start, |s| s.chars().count());
-            let column = error.expr_column as usize + before;
-            let rendered = error.error.render(expr);
-            let rendered = rendered.trim_end();
-            let body = rendered.strip_prefix("error: ").unwrap_or(rendered);
-            format!("{origin}:{}:{column}: filter `{}`: {body}", error.line, error.name)
-        }
-        e => e.to_string(),
-    }
-}

@@ -28,18 +28,6 @@ pub enum Base {
     Len,
 }
 
-impl PartialOrd for Size {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Size {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.bytes().cmp(&other.bytes())
-    }
-}
-
 /// A field: a base loaded and masked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Field {

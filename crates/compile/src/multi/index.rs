@@ -38,10 +38,9 @@ pub struct Index {
     pub filters: usize,
     /// The tables to look up, by the value of one protocol field (see [`Switch`]).
     pub switch: Switch,
-    /// Every table's bitmap, end to end: a step reaches its table's in one load.
+    /// Every table's bitmap of its values' hashes, end to end (moved out of the tables): a
+    /// step reaches its table's in one load.
     pub blooms: Vec<u64>,
-    /// Where each table's bitmap is in `blooms`, and its mask.
-    bloom_at: Vec<(u32, u64)>,
 }
 
 /// Which tables a packet looks up, decided by one protocol field (for Ethernet, the
@@ -98,6 +97,8 @@ pub struct Table {
     pub guard: u32,
     /// Value → anchors.
     pub map: ValueMap,
+    /// Where its bitmap starts in [`Index::blooms`].
+    pub bloom_at: u32,
 }
 
 /// One anchor in a table: which filter, the rest of its guard, and whether a hit decides it.
@@ -122,9 +123,10 @@ pub struct ValueMap {
     entries: Vec<Entry>,
     shift: u32,
     /// One bit per hash of the values present, 8 per value (at most 64 Ki bits): most packets'
-    /// values are in no table, and this small bitmap (in the first-level cache where the slots
-    /// are not) says so with one load.
+    /// values are in no table, and this small bitmap says so with one load. [`Index::build`]
+    /// moves it into [`Index::blooms`].
     bloom: Vec<u64>,
+    /// The bitmap's size in bits, less one.
     bloom_mask: u64,
 }
 
@@ -162,19 +164,10 @@ impl ValueMap {
         (u64::from(value).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
     }
 
-    /// The anchors `value` hits (empty: none).
+    /// The anchors `value` hits (empty: none). The bitmap is the caller's to test first
+    /// ([`Index::blooms`]).
     #[inline]
     pub fn get(&self, value: u32) -> &[Entry] {
-        let b = Self::bloom_bit(value, self.bloom_mask);
-        if self.bloom.get((b / 64) as usize).is_none_or(|w| w & (1 << (b % 64)) == 0) {
-            return &[];
-        }
-        self.probe(value)
-    }
-
-    /// [`ValueMap::get`] without the bitmap (the caller tested it).
-    #[inline]
-    fn probe(&self, value: u32) -> &[Entry] {
         let mask = self.slots.len() - 1;
         let mut i = Self::hash(value, self.shift);
         loop {
@@ -287,11 +280,11 @@ impl Index {
             let guard = index.intern_guard(&context, &mut field_ids, &mut cond_ids, &mut guard_ids);
             let mut lists: Vec<(u32, Vec<Entry>)> = values.into_iter().collect();
             lists.sort_unstable_by_key(|e| e.0);
-            index.tables.push(Table { field: f, guard, map: ValueMap::new(lists) });
+            index.tables.push(Table { field: f, guard, map: ValueMap::new(lists), bloom_at: 0 });
         }
-        for t in &index.tables {
-            index.bloom_at.push((index.blooms.len() as u32, t.map.bloom_mask));
-            index.blooms.extend_from_slice(&t.map.bloom);
+        for t in &mut index.tables {
+            t.bloom_at = index.blooms.len() as u32;
+            index.blooms.append(&mut t.map.bloom);
         }
         index.switch = index.plan(&mut guard_ids);
         index
@@ -422,7 +415,7 @@ impl Index {
             });
             let table = &self.tables[t as usize];
             let field = self.fields[table.field as usize];
-            let (bloom_at, bloom_mask) = self.bloom_at[t as usize];
+            let (bloom_at, bloom_mask) = (table.bloom_at, table.map.bloom_mask);
             plan.steps.push(Step { field, table: t, mask, guard, bloom_at, bloom_mask });
         }
         plan
@@ -523,7 +516,7 @@ impl Index {
                     continue;
                 }
                 let Some(t) = self.tables.get(step.table as usize) else { continue };
-                self.hits(t.map.probe(s.values[i]), pkt, wire_len, stamp, &mut s.seen, out);
+                self.hits(t.map.get(s.values[i]), pkt, wire_len, stamp, &mut s.seen, out);
             }
         }
         out.extend(self.always.iter().map(|&r| (r, false)));
